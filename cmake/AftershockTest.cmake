@@ -1,0 +1,23 @@
+# aftershock_add_test(NAME SOURCES ... LIBS ... [TSAN] [LABELS ...])
+# Builds a Catch2 v2 test executable (linked with Catch2WithMain) and registers its cases with CTest.
+# TSAN marks a concurrency test: it gets the label "tsan", and in a ThreadSanitizer build
+# (AFTERSHOCK_SANITIZE=thread) only TSAN tests are built, so CI pays for TSan only where it matters.
+function(aftershock_add_test name)
+  cmake_parse_arguments(T "TSAN" "" "SOURCES;LIBS;LABELS" ${ARGN})
+  if(AFTERSHOCK_SANITIZE STREQUAL "thread" AND NOT T_TSAN)
+    return()
+  endif()
+  add_executable(${name} ${T_SOURCES})
+  target_link_libraries(${name} PRIVATE ${T_LIBS} Catch2::Catch2WithMain aftershock_flags)
+  set_target_properties(${name} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${CMAKE_BINARY_DIR}/tests)
+  set(labels ${T_LABELS})
+  if(T_TSAN)
+    list(APPEND labels tsan)
+  endif()
+  # Tests run from the repository root so they can name maps/ and ../shared/maps-real/ plainly.
+  set(props)
+  if(labels)
+    set(props PROPERTIES LABELS "${labels}")
+  endif()
+  catch_discover_tests(${name} TEST_PREFIX "${name}: " WORKING_DIRECTORY ${PROJECT_SOURCE_DIR} ${props})
+endfunction()

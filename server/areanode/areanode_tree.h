@@ -1,0 +1,115 @@
+// AreanodeTree: QuakeWorld's areanode tree (world.c) over a map's bounds. Each node splits the
+// longer of its X/Y extents at the midpoint; Z is never split. Depth D gives 2^(D+1)-1 nodes and
+// 2^D leaves (default D=4: 31 nodes, 16 leaves; 1..8 allowed). An entity's box links into the
+// deepest node that fully contains it: a box that crosses a node's split plane stays at that node.
+//
+// Ids: node ids are 0..node_count()-1 in breadth-first order (0 = root); leaf ids are
+// 0..leaf_count()-1, left to right. Entity ids are 0..max_entities-1 (the game's edict numbers).
+// Link lists are index-linked (no pointers into game state); they are derived data, rebuilt by
+// relinking every entity after a restore.
+//
+// Threading contract. The tree's shape is immutable. Lists change only through Link/Unlink/
+// Relink. With parent locking off (the default, single-threaded use) the caller serialises
+// everything. With parent locking on (set_parent_locking(true), for the parallel server), the
+// tree itself takes a non-leaf node's slot mutex while reading or writing that node's list, and
+// the caller must hold the leaf slot mutex of every leaf whose list it reads or writes (the
+// server's region locks). Time spent acquiring parent locks is added to the calling thread's
+// ParentLockCounters.
+//
+// Query results are sorted by entity id so game logic never depends on link order (which differs
+// between a parallel run and its serial replay).
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "server/core/bounds.h"
+
+namespace areanode {
+
+using core::Bounds;
+using EntityId = int32_t;
+
+constexpr int kMinDepth = 1;
+constexpr int kMaxDepth = 8;
+constexpr int kDefaultDepth = 4;
+
+struct Node {
+  int axis = -1;      // 0 = X, 1 = Y, -1 for a leaf
+  float dist = 0;     // split plane position along `axis`
+  int children[2] = {-1, -1};  // [0] = the side above dist, [1] = below (QuakeWorld's order)
+  int leaf = -1;      // leaf id if this node is a leaf, else -1
+  int depth = 0;
+  Bounds bounds;      // the node's region (full world height)
+};
+
+// Per-node slot for the server: a lock and counters. Leaf slots' mutexes are taken by the
+// server's region locking; non-leaf slots' mutexes by the tree when parent locking is on.
+struct NodeSlot {
+  std::mutex mutex;
+  uint64_t lock_count = 0;  // acquisitions; written only while holding `mutex`
+};
+
+// Per-thread parent-lock accounting (thread_local inside the tree's .cc).
+struct ParentLockCounters {
+  uint64_t acquisitions = 0;
+  uint64_t wait_ns = 0;  // steady_clock time spent in lock() of parent slots
+};
+ParentLockCounters& ThisThreadParentLockCounters();
+
+class AreanodeTree {
+ public:
+  // `world` is the map's bounds; `depth` in [kMinDepth, kMaxDepth]; entities 0..max_entities-1.
+  AreanodeTree(const Bounds& world, int depth, int max_entities);
+  AreanodeTree(const AreanodeTree&) = delete;
+  AreanodeTree& operator=(const AreanodeTree&) = delete;
+
+  int depth() const { return depth_; }
+  int node_count() const { return static_cast<int>(nodes_.size()); }
+  int leaf_count() const { return leaf_count_; }
+  int max_entities() const { return static_cast<int>(entity_node_.size()); }
+  const Node& node(int id) const { return nodes_[id]; }
+  int LeafNode(int leaf) const { return leaf_nodes_[leaf]; }  // node id of leaf `leaf`
+  NodeSlot& slot(int node_id) { return slots_[node_id]; }
+
+  void set_parent_locking(bool on) { parent_locking_ = on; }
+  bool parent_locking() const { return parent_locking_; }
+
+  // The node a box would link into (deepest node that fully contains it).
+  int NodeFor(const Bounds& box) const;
+
+  // Link an unlinked entity with box `box`. Invariant: id is in range and not linked.
+  void Link(EntityId id, const Bounds& box);
+  // Unlink a linked entity. Invariant: id is linked.
+  void Unlink(EntityId id);
+  // Unlink if linked, then link with the new box.
+  void Relink(EntityId id, const Bounds& box);
+  bool IsLinked(EntityId id) const { return entity_node_[id] >= 0; }
+  int NodeOf(EntityId id) const { return entity_node_[id]; }     // -1 if unlinked
+  const Bounds& BoxOf(EntityId id) const { return entity_box_[id]; }
+  void UnlinkAll();
+
+  // Replaces *out with the linked entities whose boxes intersect `box`, sorted by id.
+  void Query(const Bounds& box, std::vector<EntityId>* out) const;
+  // Replaces *out with the ids of leaves whose regions intersect `box`, ascending.
+  void LeavesTouching(const Bounds& box, std::vector<int>* out) const;
+  // Replaces *out with the ids of nodes (leaves and parents) whose regions intersect `box`,
+  // in breadth-first order.
+  void NodesTouching(const Bounds& box, std::vector<int>* out) const;
+
+ private:
+  // implementation details are the areanode module's (see areanode_tree.cc)
+  int depth_ = 0;
+  int leaf_count_ = 0;
+  bool parent_locking_ = false;
+  std::vector<Node> nodes_;
+  std::vector<int> leaf_nodes_;
+  mutable std::vector<NodeSlot> slots_;
+  std::vector<int> entity_node_;      // node the entity is linked into, -1 if none
+  std::vector<Bounds> entity_box_;
+  std::vector<EntityId> next_, prev_; // index-linked list per node
+  std::vector<EntityId> head_;        // first entity per node, -1 if empty
+};
+
+}  // namespace areanode
