@@ -1,20 +1,37 @@
 // AreanodeTree: QuakeWorld's areanode tree (world.c) over a map's bounds. Each node splits the
-// longer of its X/Y extents at the midpoint; Z is never split. Depth D gives 2^(D+1)-1 nodes and
-// 2^D leaves (default D=4: 31 nodes, 16 leaves; 1..8 allowed). An entity's box links into the
-// deepest node that fully contains it: a box that crosses a node's split plane stays at that node.
+// longer of its X/Y extents at the midpoint (Y on a tie, as SV_CreateAreaNode); Z is never split.
+// Depth D gives 2^(D+1)-1 nodes and 2^D leaves (default D=4: 31 nodes, 16 leaves; 1..8 allowed).
 //
-// Ids: node ids are 0..node_count()-1 in breadth-first order (0 = root); leaf ids are
-// 0..leaf_count()-1, left to right. Entity ids are 0..max_entities-1 (the game's edict numbers).
-// Link lists are index-linked (no pointers into game state); they are derived data, rebuilt by
-// relinking every entity after a restore.
+// Ids: node ids are 0..node_count()-1 in breadth-first order (0 = root; node n's children are
+// 2n+1 = children[0] and 2n+2 = children[1]). Leaf ids are 0..leaf_count()-1 left to right along
+// the bottom level, so leaf l is node l + leaf_count() - 1. Entity ids are 0..max_entities-1 (the
+// game's edict numbers). Link lists are index-linked (no pointers into game state); they are
+// derived data, rebuilt by relinking every entity after a restore.
+//
+// Where a box links (SV_LinkEdict): starting at the root, go to children[0] if
+// box.mins[axis] > dist, to children[1] if box.maxs[axis] < dist, else stay. So a box crossing or
+// merely touching a split plane stays at that node, and a linked box lies strictly inside the
+// open region of its node. The world bounds only place the split planes: a box partly or wholly
+// outside them links like any other (into the leaf on whose side it falls, or the node whose
+// plane it crosses).
+//
+// Regions for LeavesTouching/NodesTouching: a node's region is the closed box its splits cut out
+// of the world, with every face that lies on the world bounds pushed out to infinity, and Z
+// unbounded. A box touches a region if it intersects it (inclusive, as core::Bounds::Intersects).
+// Covering property: Query(box) reads the lists of leaves in LeavesTouching(box) only, and every
+// entity linked in a leaf that Query(box) can return lies in one of those leaves; Link(id, box)
+// writes the list of a leaf in LeavesTouching(box) only. A caller holding the leaf locks of
+// LeavesTouching(b) may therefore query, link or unlink any box inside b.
 //
 // Threading contract. The tree's shape is immutable. Lists change only through Link/Unlink/
 // Relink. With parent locking off (the default, single-threaded use) the caller serialises
 // everything. With parent locking on (set_parent_locking(true), for the parallel server), the
-// tree itself takes a non-leaf node's slot mutex while reading or writing that node's list, and
-// the caller must hold the leaf slot mutex of every leaf whose list it reads or writes (the
-// server's region locks). Time spent acquiring parent locks is added to the calling thread's
-// ParentLockCounters.
+// tree itself takes a non-leaf node's slot mutex while reading or writing that node's list (one
+// at a time, so no lock-order issues), and the caller must hold the leaf slot mutex of every leaf
+// whose list it reads or writes (the server's region locks). An entity's own fields (IsLinked,
+// NodeOf, BoxOf) and its Link/Unlink/Relink belong to one thread at a time, the entity's owner.
+// set_parent_locking, UnlinkAll and construction need exclusive access. Time spent acquiring
+// parent locks is added to the calling thread's ParentLockCounters.
 //
 // Query results are sorted by entity id so game logic never depends on link order (which differs
 // between a parallel run and its serial replay).
@@ -25,6 +42,7 @@
 #include <vector>
 
 #include "server/core/bounds.h"
+#include "server/core/status.h"
 
 namespace areanode {
 
@@ -41,26 +59,35 @@ struct Node {
   int children[2] = {-1, -1};  // [0] = the side above dist, [1] = below (QuakeWorld's order)
   int leaf = -1;      // leaf id if this node is a leaf, else -1
   int depth = 0;
-  Bounds bounds;      // the node's region (full world height)
+  Bounds bounds;      // the node's region within the world bounds (full world height)
 };
 
 // Per-node slot for the server: a lock and counters. Leaf slots' mutexes are taken by the
 // server's region locking; non-leaf slots' mutexes by the tree when parent locking is on.
-struct NodeSlot {
+// Cache-line aligned so threads locking different slots do not share a line.
+struct alignas(64) NodeSlot {
   std::mutex mutex;
   uint64_t lock_count = 0;  // acquisitions; written only while holding `mutex`
 };
 
-// Per-thread parent-lock accounting (thread_local inside the tree's .cc).
+// Per-thread parent-lock accounting (thread_local inside the tree's .cc). An acquisition first
+// tries the lock; only if that fails is the blocking lock() timed, so an uncontended acquisition
+// costs no clock reads and adds nothing to wait_ns.
 struct ParentLockCounters {
   uint64_t acquisitions = 0;
-  uint64_t wait_ns = 0;  // steady_clock time spent in lock() of parent slots
+  uint64_t contended = 0;  // acquisitions whose try_lock failed and had to wait
+  uint64_t wait_ns = 0;    // steady_clock time spent in lock() of parent slots
 };
 ParentLockCounters& ThisThreadParentLockCounters();
 
 class AreanodeTree {
  public:
+  // OK if the constructor would accept these arguments, else InvalidArgument naming the problem:
+  // `world` finite with mins <= maxs, depth in [kMinDepth, kMaxDepth], max_entities >= 0.
+  static core::Status CheckParams(const Bounds& world, int depth, int max_entities);
+
   // `world` is the map's bounds; `depth` in [kMinDepth, kMaxDepth]; entities 0..max_entities-1.
+  // Invariant: CheckParams(world, depth, max_entities).ok() (aborts otherwise).
   AreanodeTree(const Bounds& world, int depth, int max_entities);
   AreanodeTree(const AreanodeTree&) = delete;
   AreanodeTree& operator=(const AreanodeTree&) = delete;
@@ -76,30 +103,41 @@ class AreanodeTree {
   void set_parent_locking(bool on) { parent_locking_ = on; }
   bool parent_locking() const { return parent_locking_; }
 
-  // The node a box would link into (deepest node that fully contains it).
+  // The node a box would link into (deepest node that fully contains it; see the rule above).
   int NodeFor(const Bounds& box) const;
 
-  // Link an unlinked entity with box `box`. Invariant: id is in range and not linked.
+  // Link an unlinked entity with box `box`. Invariant: id is in range and not linked, and `box`
+  // is finite with mins <= maxs (zero size allowed).
   void Link(EntityId id, const Bounds& box);
-  // Unlink a linked entity. Invariant: id is linked.
+  // Unlink a linked entity. Invariant: id is in range and linked.
   void Unlink(EntityId id);
-  // Unlink if linked, then link with the new box.
+  // Unlink if linked, then link with the new box (in place if it stays in the same node).
   void Relink(EntityId id, const Bounds& box);
   bool IsLinked(EntityId id) const { return entity_node_[id] >= 0; }
   int NodeOf(EntityId id) const { return entity_node_[id]; }     // -1 if unlinked
   const Bounds& BoxOf(EntityId id) const { return entity_box_[id]; }
   void UnlinkAll();
 
-  // Replaces *out with the linked entities whose boxes intersect `box`, sorted by id.
+  // Replaces *out with the linked entities whose boxes intersect `box` (inclusive), sorted by id.
   void Query(const Bounds& box, std::vector<EntityId>* out) const;
   // Replaces *out with the ids of leaves whose regions intersect `box`, ascending.
   void LeavesTouching(const Bounds& box, std::vector<int>* out) const;
   // Replaces *out with the ids of nodes (leaves and parents) whose regions intersect `box`,
-  // in breadth-first order.
+  // in breadth-first order (ascending ids).
   void NodesTouching(const Bounds& box, std::vector<int>* out) const;
 
  private:
-  // implementation details are the areanode module's (see areanode_tree.cc)
+  void Build(const Bounds& world);
+  void InsertInList(int node_id, EntityId id);
+  void RemoveFromList(int node_id, EntityId id);
+  void QueryNode(int node_id, const Bounds& box, std::vector<EntityId>* out) const;
+  void CollectTouching(int node_id, const Bounds& box, bool leaves_only,
+                       std::vector<int>* out) const;
+  // The parent slot to lock for node_id's list, or nullptr (a leaf, or parent locking off).
+  NodeSlot* ParentSlot(int node_id) const {
+    return (parent_locking_ && nodes_[node_id].axis >= 0) ? &slots_[node_id] : nullptr;
+  }
+
   int depth_ = 0;
   int leaf_count_ = 0;
   bool parent_locking_ = false;
@@ -108,7 +146,7 @@ class AreanodeTree {
   mutable std::vector<NodeSlot> slots_;
   std::vector<int> entity_node_;      // node the entity is linked into, -1 if none
   std::vector<Bounds> entity_box_;
-  std::vector<EntityId> next_, prev_; // index-linked list per node
+  std::vector<EntityId> next_, prev_; // index-linked list per node, -1 ends
   std::vector<EntityId> head_;        // first entity per node, -1 if empty
 };
 

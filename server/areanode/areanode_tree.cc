@@ -1,0 +1,249 @@
+// AreanodeTree: building the QuakeWorld areanode tree (SV_CreateAreaNode), linking entities into
+// it (SV_LinkEdict / SV_UnlinkEdict) and walking it (SV_AreaEdicts), with optional parent locks.
+#include "server/areanode/areanode_tree.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <string>
+
+#include "server/core/check.h"
+
+namespace areanode {
+namespace {
+
+bool IsFiniteBox(const Bounds& b) { return core::IsFinite(b.mins) && core::IsFinite(b.maxs); }
+
+// Takes a parent slot's mutex for the scope of one list read or write, and accounts for it in
+// the calling thread's counters. A null slot (leaf, or parent locking off) does nothing.
+class ParentLock {
+ public:
+  explicit ParentLock(NodeSlot* slot) : slot_(slot) {
+    if (slot_ != nullptr) Acquire();
+  }
+  ~ParentLock() {
+    if (slot_ != nullptr) slot_->mutex.unlock();
+  }
+  ParentLock(const ParentLock&) = delete;
+  ParentLock& operator=(const ParentLock&) = delete;
+
+ private:
+  // try_lock first so that an uncontended acquisition needs no clock reads.
+  void Acquire() {
+    ParentLockCounters& counters = ThisThreadParentLockCounters();
+    if (!slot_->mutex.try_lock()) {
+      const auto start = std::chrono::steady_clock::now();
+      slot_->mutex.lock();
+      const auto waited = std::chrono::steady_clock::now() - start;
+      counters.wait_ns += static_cast<uint64_t>(
+          std::chrono::duration_cast<std::chrono::nanoseconds>(waited).count());
+      ++counters.contended;
+    }
+    ++counters.acquisitions;
+    ++slot_->lock_count;
+  }
+
+  NodeSlot* slot_;
+};
+
+}  // namespace
+
+ParentLockCounters& ThisThreadParentLockCounters() {
+  thread_local ParentLockCounters counters;
+  return counters;
+}
+
+core::Status AreanodeTree::CheckParams(const Bounds& world, int depth, int max_entities) {
+  if (!IsFiniteBox(world)) {
+    return core::Status::InvalidArgument("areanode tree: world bounds are not finite");
+  }
+  if (world.IsEmpty()) {
+    return core::Status::InvalidArgument("areanode tree: world bounds have mins > maxs");
+  }
+  if (depth < kMinDepth || depth > kMaxDepth) {
+    return core::Status::InvalidArgument("areanode tree: depth " + std::to_string(depth) +
+                                         " is outside [" + std::to_string(kMinDepth) + ", " +
+                                         std::to_string(kMaxDepth) + "]");
+  }
+  if (max_entities < 0) {
+    return core::Status::InvalidArgument("areanode tree: negative max_entities " +
+                                         std::to_string(max_entities));
+  }
+  return core::Status::OK();
+}
+
+// Validates before any member is sized from the arguments.
+static int CheckedDepth(const Bounds& world, int depth, int max_entities) {
+  const core::Status status = AreanodeTree::CheckParams(world, depth, max_entities);
+  AS_CHECK(status.ok(), status.message().c_str());
+  return depth;
+}
+
+AreanodeTree::AreanodeTree(const Bounds& world, int depth, int max_entities)
+    : depth_(CheckedDepth(world, depth, max_entities)),
+      leaf_count_(1 << depth),
+      nodes_((2 << depth) - 1),
+      leaf_nodes_(1 << depth),
+      slots_((2 << depth) - 1),
+      entity_node_(max_entities, -1),
+      entity_box_(max_entities),
+      next_(max_entities, -1),
+      prev_(max_entities, -1),
+      head_((2 << depth) - 1, -1) {
+  Build(world);
+}
+
+// Breadth-first version of SV_CreateAreaNode: node n splits the longer of its X/Y extents
+// (Y on a tie) at the midpoint; children[0] (2n+1) is the half above the plane.
+void AreanodeTree::Build(const Bounds& world) {
+  nodes_[0].bounds = world;
+  for (int n = 0; n < node_count(); ++n) {
+    Node& node = nodes_[n];
+    if (node.depth == depth_) {
+      node.leaf = n - (leaf_count_ - 1);
+      leaf_nodes_[node.leaf] = n;
+      continue;
+    }
+    const core::Vec3 size = node.bounds.Size();
+    node.axis = size.x > size.y ? 0 : 1;
+    node.dist = 0.5f * (node.bounds.maxs[node.axis] + node.bounds.mins[node.axis]);
+    node.children[0] = 2 * n + 1;
+    node.children[1] = 2 * n + 2;
+    Node& above = nodes_[node.children[0]];
+    Node& below = nodes_[node.children[1]];
+    above.bounds = below.bounds = node.bounds;
+    above.bounds.mins[node.axis] = node.dist;
+    below.bounds.maxs[node.axis] = node.dist;
+    above.depth = below.depth = node.depth + 1;
+  }
+}
+
+int AreanodeTree::NodeFor(const Bounds& box) const {
+  int n = 0;
+  for (;;) {
+    const Node& node = nodes_[n];
+    if (node.axis < 0) return n;
+    if (box.mins[node.axis] > node.dist) {
+      n = node.children[0];
+    } else if (box.maxs[node.axis] < node.dist) {
+      n = node.children[1];
+    } else {
+      return n;  // crosses or touches the plane
+    }
+  }
+}
+
+void AreanodeTree::InsertInList(int node_id, EntityId id) {
+  const EntityId first = head_[node_id];
+  prev_[id] = -1;
+  next_[id] = first;
+  if (first >= 0) prev_[first] = id;
+  head_[node_id] = id;
+}
+
+void AreanodeTree::RemoveFromList(int node_id, EntityId id) {
+  if (prev_[id] >= 0) {
+    next_[prev_[id]] = next_[id];
+  } else {
+    head_[node_id] = next_[id];
+  }
+  if (next_[id] >= 0) prev_[next_[id]] = prev_[id];
+  next_[id] = prev_[id] = -1;
+}
+
+// The box is stored before the entity enters a list: no other thread can reach entity_box_[id]
+// until it finds `id` in a list, which it reads under the same lock as the insertion.
+void AreanodeTree::Link(EntityId id, const Bounds& box) {
+  AS_CHECK(id >= 0 && id < max_entities(), "entity id out of range");
+  AS_CHECK(entity_node_[id] < 0, "entity is already linked");
+  AS_CHECK(IsFiniteBox(box) && !box.IsEmpty(), "box must be finite with mins <= maxs");
+  const int n = NodeFor(box);
+  entity_box_[id] = box;
+  entity_node_[id] = n;
+  ParentLock lock(ParentSlot(n));
+  InsertInList(n, id);
+}
+
+void AreanodeTree::Unlink(EntityId id) {
+  AS_CHECK(id >= 0 && id < max_entities(), "entity id out of range");
+  const int n = entity_node_[id];
+  AS_CHECK(n >= 0, "entity is not linked");
+  {
+    ParentLock lock(ParentSlot(n));
+    RemoveFromList(n, id);
+  }
+  entity_node_[id] = -1;
+}
+
+// A move that keeps the entity in the same node only rewrites its box, under that node's lock
+// because readers of the list read the box.
+void AreanodeTree::Relink(EntityId id, const Bounds& box) {
+  AS_CHECK(id >= 0 && id < max_entities(), "entity id out of range");
+  const int n = entity_node_[id];
+  if (n >= 0 && NodeFor(box) == n) {
+    AS_CHECK(IsFiniteBox(box) && !box.IsEmpty(), "box must be finite with mins <= maxs");
+    ParentLock lock(ParentSlot(n));
+    entity_box_[id] = box;
+    return;
+  }
+  if (n >= 0) Unlink(id);
+  Link(id, box);
+}
+
+void AreanodeTree::UnlinkAll() {
+  std::fill(head_.begin(), head_.end(), -1);
+  std::fill(entity_node_.begin(), entity_node_.end(), -1);
+  std::fill(next_.begin(), next_.end(), -1);
+  std::fill(prev_.begin(), prev_.end(), -1);
+}
+
+void AreanodeTree::Query(const Bounds& box, std::vector<EntityId>* out) const {
+  out->clear();
+  QueryNode(0, box, out);
+  std::sort(out->begin(), out->end());
+}
+
+// SV_AreaEdicts_r: scan this node's list, then descend into the children the box reaches
+// strictly. A box whose face lies on a plane cannot intersect an entity on the other side, since
+// linked boxes lie strictly inside their node's open region; so Query reads only leaves that
+// LeavesTouching (inclusive) reports.
+void AreanodeTree::QueryNode(int node_id, const Bounds& box, std::vector<EntityId>* out) const {
+  {
+    ParentLock lock(ParentSlot(node_id));
+    for (EntityId e = head_[node_id]; e >= 0; e = next_[e]) {
+      if (entity_box_[e].Intersects(box)) out->push_back(e);
+    }
+  }
+  const Node& node = nodes_[node_id];
+  if (node.axis < 0) return;
+  if (box.maxs[node.axis] > node.dist) QueryNode(node.children[0], box, out);
+  if (box.mins[node.axis] < node.dist) QueryNode(node.children[1], box, out);
+}
+
+// Inclusive descent: a child's closed region (infinite beyond the world edges) meets the box
+// iff the box reaches its side of every plane above it, touching allowed.
+void AreanodeTree::CollectTouching(int node_id, const Bounds& box, bool leaves_only,
+                                   std::vector<int>* out) const {
+  const Node& node = nodes_[node_id];
+  if (node.axis < 0) {
+    out->push_back(leaves_only ? node.leaf : node_id);
+    return;
+  }
+  if (!leaves_only) out->push_back(node_id);
+  if (box.maxs[node.axis] >= node.dist) CollectTouching(node.children[0], box, leaves_only, out);
+  if (box.mins[node.axis] <= node.dist) CollectTouching(node.children[1], box, leaves_only, out);
+}
+
+void AreanodeTree::LeavesTouching(const Bounds& box, std::vector<int>* out) const {
+  out->clear();
+  CollectTouching(0, box, /*leaves_only=*/true, out);
+  std::sort(out->begin(), out->end());
+}
+
+void AreanodeTree::NodesTouching(const Bounds& box, std::vector<int>* out) const {
+  out->clear();
+  CollectTouching(0, box, /*leaves_only=*/false, out);
+  std::sort(out->begin(), out->end());
+}
+
+}  // namespace areanode
