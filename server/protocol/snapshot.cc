@@ -1,0 +1,57 @@
+// Field rules for the states carried by a Snapshot.
+#include "server/protocol/snapshot.h"
+
+#include <cmath>
+#include <string>
+
+namespace proto {
+namespace {
+
+using core::Status;
+
+bool InRange(core::Vec3 v, float max_abs) {
+  return core::IsFinite(v) && std::fabs(v.x) <= max_abs && std::fabs(v.y) <= max_abs &&
+         std::fabs(v.z) <= max_abs;
+}
+
+Status Bad(const std::string& field, const char* why) {
+  return Status::InvalidArgument(field + ": " + why);
+}
+
+}  // namespace
+
+Status Validate(const PlayerState& p) {
+  if (!InRange(p.origin, kMaxCoord)) return Bad("PlayerState.origin", "out of range or NaN");
+  if (!InRange(p.velocity, kMaxCoord)) return Bad("PlayerState.velocity", "out of range or NaN");
+  if (!InRange(p.view_angles, 360.0f)) {
+    return Bad("PlayerState.view_angles", "out of range or NaN");
+  }
+  if (p.weapons & ~kValidWeaponBits) return Bad("PlayerState.weapons", "unknown bits set");
+  if (static_cast<uint8_t>(p.current_weapon) > kMaxWeaponId) {
+    return Bad("PlayerState.current_weapon", "not a WeaponId");
+  }
+  if (p.flags & ~kValidPlayerFlags) return Bad("PlayerState.flags", "unknown bits set");
+  return Status::OK();
+}
+
+Status Validate(const EntityState& e) {
+  // Decide first, then build the message: a valid entity costs no allocation.
+  const char* field = nullptr;
+  const char* why = nullptr;
+  const uint8_t type = static_cast<uint8_t>(e.type);
+  if (e.id > kMaxEntityId) {
+    field = "id", why = "over 4095";
+  } else if (type < 1 || type > kMaxEntityType) {
+    field = "type", why = "not an EntityType";
+  } else if (!InRange(e.origin, kMaxCoord)) {
+    field = "origin", why = "out of range or NaN";
+  } else if (!InRange(e.angles, 360.0f)) {
+    field = "angles", why = "out of range or NaN";
+  } else if (e.effects & ~kValidEffects) {
+    field = "effects", why = "unknown bits set";
+  }
+  if (field == nullptr) return Status::OK();
+  return Bad("EntityState[" + std::to_string(e.id) + "]." + field, why);
+}
+
+}  // namespace proto

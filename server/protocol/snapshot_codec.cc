@@ -1,0 +1,397 @@
+// Snapshot delta encoding. Both sides hold, per snapshot id, the entity list the client decoded
+// (sorted by id). A packet names its baseline; entities of the baseline that are not mentioned
+// carry over unchanged, `removed` lists baseline ids that are gone, and each entry is either a
+// field-mask delta against the baseline entity or a full new entity.
+#include "server/protocol/snapshot_codec.h"
+
+#include <algorithm>
+#include <bit>
+#include <bitset>
+#include <string>
+
+#include "server/core/check.h"
+#include "server/protocol/byte_io.h"
+
+namespace proto {
+namespace {
+
+using core::Status;
+
+constexpr size_t kHeaderBytes = 1 + 4 + 4 + 4 + 4;  // type, id, baseline, tick, last sequence
+constexpr size_t kPlayerStateBytes = 3 * 12 + 2 + 1 + 2 + 1 + 2 * kNumAmmoTypes + 2 + 2 + 1;
+constexpr size_t kCountBytes = 2;        // removed_count + entry_count
+constexpr size_t kEntryHeaderBytes = 4;  // id + field mask
+constexpr uint16_t kFloatFields =
+    kFieldOriginX | kFieldOriginY | kFieldOriginZ | kFieldPitch | kFieldYaw | kFieldRoll;
+
+bool SameBits(float a, float b) { return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b); }
+
+size_t FieldBytes(uint16_t mask) {
+  size_t n = 4 * static_cast<size_t>(std::popcount(static_cast<uint16_t>(mask & kFloatFields)));
+  if (mask & kFieldType) n += 1;
+  if (mask & kFieldEffects) n += 1;
+  if (mask & kFieldModel) n += 1;
+  return n;
+}
+
+// Fields of `to` that differ (bitwise) from `from`.
+uint16_t DiffMask(const EntityState& from, const EntityState& to) {
+  uint16_t m = 0;
+  if (from.type != to.type) m |= kFieldType;
+  if (!SameBits(from.origin.x, to.origin.x)) m |= kFieldOriginX;
+  if (!SameBits(from.origin.y, to.origin.y)) m |= kFieldOriginY;
+  if (!SameBits(from.origin.z, to.origin.z)) m |= kFieldOriginZ;
+  if (!SameBits(from.angles.x, to.angles.x)) m |= kFieldPitch;
+  if (!SameBits(from.angles.y, to.angles.y)) m |= kFieldYaw;
+  if (!SameBits(from.angles.z, to.angles.z)) m |= kFieldRoll;
+  if (from.effects != to.effects) m |= kFieldEffects;
+  if (from.model != to.model) m |= kFieldModel;
+  return m;
+}
+
+void WriteFields(ByteWriter& w, const EntityState& e, uint16_t mask) {
+  if (mask & kFieldType) w.U8(static_cast<uint8_t>(e.type));
+  if (mask & kFieldOriginX) w.F32(e.origin.x);
+  if (mask & kFieldOriginY) w.F32(e.origin.y);
+  if (mask & kFieldOriginZ) w.F32(e.origin.z);
+  if (mask & kFieldPitch) w.F32(e.angles.x);
+  if (mask & kFieldYaw) w.F32(e.angles.y);
+  if (mask & kFieldRoll) w.F32(e.angles.z);
+  if (mask & kFieldEffects) w.U8(e.effects);
+  if (mask & kFieldModel) w.U8(e.model);
+}
+
+// Reads the fields named by mask over *e, leaving the others as they are.
+void ReadFields(ByteReader& r, uint16_t mask, EntityState* e) {
+  if (mask & kFieldType) e->type = static_cast<EntityType>(r.U8());
+  if (mask & kFieldOriginX) e->origin.x = r.F32();
+  if (mask & kFieldOriginY) e->origin.y = r.F32();
+  if (mask & kFieldOriginZ) e->origin.z = r.F32();
+  if (mask & kFieldPitch) e->angles.x = r.F32();
+  if (mask & kFieldYaw) e->angles.y = r.F32();
+  if (mask & kFieldRoll) e->angles.z = r.F32();
+  if (mask & kFieldEffects) e->effects = r.U8();
+  if (mask & kFieldModel) e->model = r.U8();
+}
+
+// Copies the fields named by mask from `from` to *to.
+void ApplyFields(uint16_t mask, const EntityState& from, EntityState* to) {
+  if (mask & kFieldType) to->type = from.type;
+  if (mask & kFieldOriginX) to->origin.x = from.origin.x;
+  if (mask & kFieldOriginY) to->origin.y = from.origin.y;
+  if (mask & kFieldOriginZ) to->origin.z = from.origin.z;
+  if (mask & kFieldPitch) to->angles.x = from.angles.x;
+  if (mask & kFieldYaw) to->angles.y = from.angles.y;
+  if (mask & kFieldRoll) to->angles.z = from.angles.z;
+  if (mask & kFieldEffects) to->effects = from.effects;
+  if (mask & kFieldModel) to->model = from.model;
+}
+
+void WriteVec(ByteWriter& w, core::Vec3 v) {
+  w.F32(v.x);
+  w.F32(v.y);
+  w.F32(v.z);
+}
+
+core::Vec3 ReadVec(ByteReader& r) {
+  core::Vec3 v;
+  v.x = r.F32();
+  v.y = r.F32();
+  v.z = r.F32();
+  return v;
+}
+
+void WritePlayer(ByteWriter& w, const PlayerState& p) {
+  WriteVec(w, p.origin);
+  WriteVec(w, p.velocity);
+  WriteVec(w, p.view_angles);
+  w.I16(p.health);
+  w.U8(p.armor);
+  w.U16(p.weapons);
+  w.U8(static_cast<uint8_t>(p.current_weapon));
+  for (uint16_t a : p.ammo) w.U16(a);
+  w.I16(p.frags);
+  w.U16(p.deaths);
+  w.U8(p.flags);
+}
+
+void ReadPlayer(ByteReader& r, PlayerState* p) {
+  p->origin = ReadVec(r);
+  p->velocity = ReadVec(r);
+  p->view_angles = ReadVec(r);
+  p->health = r.I16();
+  p->armor = r.U8();
+  p->weapons = r.U16();
+  p->current_weapon = static_cast<WeaponId>(r.U8());
+  for (uint16_t& a : p->ammo) a = r.U16();
+  p->frags = r.I16();
+  p->deaths = r.U16();
+  p->flags = r.U8();
+}
+
+// The entity with `id` in a list sorted by id, or nullptr.
+const EntityState* FindById(const std::vector<EntityState>& sorted, uint16_t id) {
+  auto it = std::lower_bound(sorted.begin(), sorted.end(), id,
+                             [](const EntityState& e, uint16_t v) { return e.id < v; });
+  return (it != sorted.end() && it->id == id) ? &*it : nullptr;
+}
+
+bool ById(const EntityState& a, const EntityState& b) { return a.id < b.id; }
+
+Status Bad(const std::string& why) { return Status::InvalidArgument("Snapshot: " + why); }
+
+}  // namespace
+
+// --- encoder ---------------------------------------------------------------------------------
+
+const SnapshotEncoder::Held* SnapshotEncoder::Find(uint32_t id) const {
+  const Held& h = ring_[id % kSnapshotRing];
+  return (id != 0 && h.id == id) ? &h : nullptr;
+}
+
+void SnapshotEncoder::Reset() {
+  for (Held& h : ring_) h = Held{};
+  last_id_ = 0;
+}
+
+namespace {
+
+Status ValidateFrame(const Snapshot& frame, uint32_t last_id) {
+  if (frame.snapshot_id == 0 || frame.snapshot_id <= last_id) {
+    return Bad("snapshot_id " + std::to_string(frame.snapshot_id) + " not above " +
+               std::to_string(last_id));
+  }
+  if (Status s = Validate(frame.player); !s.ok()) return s;
+  std::bitset<kMaxEntityId + 1> seen;
+  for (const EntityState& e : frame.entities) {
+    if (Status s = Validate(e); !s.ok()) return s;
+    if (seen.test(e.id)) return Bad("entity id " + std::to_string(e.id) + " offered twice");
+    seen.set(e.id);
+  }
+  return Status::OK();
+}
+
+// Which offered entities go into the packet, and how.
+struct Plan {
+  struct Entry {
+    const EntityState* e;
+    uint16_t mask;
+  };
+  std::vector<Entry> entries;     // sorted by id; entities taken and not unchanged
+  std::vector<EntityState> sent;  // sorted by id; the state the client will decode
+  std::vector<bool> base_taken;   // per baseline entity: kept (else removed)
+  size_t bytes = 0;               // packet size without the removal list
+  size_t base_left = 0;           // baseline entities to remove (2 bytes each)
+};
+
+// Takes offered entities in priority order while the packet, including a 2-byte removal for
+// every baseline entity not (yet) taken, stays within budget. Taking an entity never grows
+// the removal reserve, so the packet is within budget after every step.
+Plan PlanEntities(const std::vector<EntityState>& offered, const std::vector<EntityState>& base) {
+  Plan p;
+  p.base_taken.assign(base.size(), false);
+  p.bytes = kHeaderBytes + kPlayerStateBytes + kCountBytes;
+  p.base_left = base.size();
+  AS_CHECK(p.bytes + 2 * p.base_left <= kMaxSnapshotBytes, "64 removals always fit");
+  for (const EntityState& e : offered) {
+    if (p.sent.size() == kMaxSnapshotEntities) break;
+    const EntityState* b = FindById(base, e.id);
+    uint16_t mask = kFieldNew | kAllEntityFields;
+    if (b != nullptr && b->type == e.type) mask = DiffMask(*b, e);
+    const size_t cost = mask == 0 ? 0 : kEntryHeaderBytes + FieldBytes(mask);
+    const size_t left_after = p.base_left - (b != nullptr ? 1 : 0);
+    if (p.bytes + cost + 2 * left_after > kMaxSnapshotBytes) break;
+    p.bytes += cost;
+    p.base_left = left_after;
+    if (b != nullptr) p.base_taken[static_cast<size_t>(b - base.data())] = true;
+    if (mask != 0) p.entries.push_back({&e, mask});
+    p.sent.push_back(e);
+  }
+  std::sort(p.entries.begin(), p.entries.end(),
+            [](const Plan::Entry& a, const Plan::Entry& b) { return a.e->id < b.e->id; });
+  std::sort(p.sent.begin(), p.sent.end(), ById);
+  return p;
+}
+
+std::vector<uint8_t> WriteSnapshot(const Snapshot& frame, uint32_t baseline_id,
+                                   const std::vector<EntityState>& base, const Plan& p) {
+  ByteWriter w;
+  w.Reserve(p.bytes + 2 * p.base_left);
+  w.U8(static_cast<uint8_t>(MessageType::kSnapshot));
+  w.U32(frame.snapshot_id);
+  w.U32(baseline_id);
+  w.U32(frame.server_tick);
+  w.U32(frame.last_applied_sequence);
+  WritePlayer(w, frame.player);
+  w.U8(static_cast<uint8_t>(p.base_left));
+  for (size_t i = 0; i < base.size(); ++i) {
+    if (!p.base_taken[i]) w.U16(base[i].id);
+  }
+  w.U8(static_cast<uint8_t>(p.entries.size()));
+  for (const Plan::Entry& en : p.entries) {
+    w.U16(en.e->id);
+    w.U16(en.mask);
+    WriteFields(w, *en.e, en.mask);
+  }
+  AS_CHECK(w.size() == p.bytes + 2 * p.base_left, "snapshot size accounting out of step");
+  AS_CHECK(w.size() <= kMaxSnapshotBytes, "snapshot over budget");
+  return w.Release();
+}
+
+}  // namespace
+
+Status SnapshotEncoder::Encode(const Snapshot& frame, uint32_t client_ack_id,
+                               EncodedSnapshot* out) {
+  if (Status s = ValidateFrame(frame, last_id_); !s.ok()) return s;
+  static const std::vector<EntityState> kNoEntities;
+  const Held* base = client_ack_id < frame.snapshot_id ? Find(client_ack_id) : nullptr;
+  const std::vector<EntityState>& base_entities = base ? base->entities : kNoEntities;
+  const uint32_t baseline_id = base ? base->id : 0;
+
+  Plan plan = PlanEntities(frame.entities, base_entities);
+  out->bytes = WriteSnapshot(frame, baseline_id, base_entities, plan);
+  out->baseline_id = baseline_id;
+  out->entities_fit = plan.sent.size();
+  ring_[frame.snapshot_id % kSnapshotRing] = Held{frame.snapshot_id, std::move(plan.sent)};
+  last_id_ = frame.snapshot_id;
+  return Status::OK();
+}
+
+// --- decoder ---------------------------------------------------------------------------------
+
+void SnapshotDecoder::Reset() {
+  for (Held& h : ring_) h = Held{};
+  last_id_ = 0;
+  ack_id_ = 0;
+}
+
+namespace {
+
+struct WireEntry {
+  uint16_t mask = 0;
+  EntityState fields;  // only the fields named by mask are meaningful for a delta
+};
+
+struct WireSnapshot {
+  Snapshot header;  // everything but entities
+  uint32_t baseline_id = 0;
+  std::vector<uint16_t> removed;
+  std::vector<WireEntry> entries;
+};
+
+// Parses the packet's structure; values are checked by the caller once merged.
+Status Parse(std::span<const uint8_t> packet, WireSnapshot* s) {
+  if (packet.size() > kMaxSnapshotBytes) {
+    return Status::Corruption("Snapshot: packet of " + std::to_string(packet.size()) +
+                              " bytes exceeds " + std::to_string(kMaxSnapshotBytes));
+  }
+  ByteReader r(packet);
+  if (r.U8() != static_cast<uint8_t>(MessageType::kSnapshot) || !r.ok()) {
+    return Status::Corruption("Snapshot: empty packet or wrong type byte");
+  }
+  s->header.snapshot_id = r.U32();
+  s->baseline_id = r.U32();
+  s->header.server_tick = r.U32();
+  s->header.last_applied_sequence = r.U32();
+  ReadPlayer(r, &s->header.player);
+  uint8_t removed_count = r.U8();
+  if (removed_count > kMaxSnapshotEntities) return Bad("removed_count over 64");
+  for (uint8_t i = 0; i < removed_count; ++i) s->removed.push_back(r.U16());
+  uint8_t entry_count = r.U8();
+  if (entry_count > kMaxSnapshotEntities) return Bad("entry_count over 64");
+  for (uint8_t i = 0; i < entry_count && r.ok(); ++i) {
+    WireEntry en;
+    en.fields.id = r.U16();
+    en.mask = r.U16();
+    if (!r.ok()) break;
+    bool full = en.mask == (kFieldNew | kAllEntityFields);
+    if (!full && (en.mask == 0 || (en.mask & ~kAllEntityFields) != 0)) {
+      return Bad("entity " + std::to_string(en.fields.id) + " has field mask " +
+                 std::to_string(en.mask));
+    }
+    ReadFields(r, en.mask, &en.fields);
+    s->entries.push_back(en);
+  }
+  if (!r.ok()) return Status::Corruption("Snapshot: truncated");
+  if (!r.AtEnd()) {
+    return Status::Corruption("Snapshot: " + std::to_string(r.remaining()) + " trailing bytes");
+  }
+  return Status::OK();
+}
+
+// Applies removals and entries to the baseline's entities, checking every merge rule.
+Status Merge(const WireSnapshot& s, const std::vector<EntityState>& base,
+             std::vector<EntityState>* out) {
+  std::bitset<kMaxEntityId + 1> removed;
+  for (size_t i = 0; i < s.removed.size(); ++i) {
+    uint16_t id = s.removed[i];
+    if (i > 0 && id <= s.removed[i - 1]) return Bad("removed ids not strictly ascending");
+    if (FindById(base, id) == nullptr) {
+      return Bad("removed id " + std::to_string(id) + " is not in the baseline");
+    }
+    removed.set(id);
+  }
+  std::bitset<kMaxEntityId + 1> written;
+  for (size_t i = 0; i < s.entries.size(); ++i) {
+    const WireEntry& en = s.entries[i];
+    const uint16_t id = en.fields.id;
+    if (id > kMaxEntityId) return Bad("entity id " + std::to_string(id) + " over 4095");
+    if (i > 0 && id <= s.entries[i - 1].fields.id) return Bad("entity ids not strictly ascending");
+    if (removed.test(id)) return Bad("entity " + std::to_string(id) + " both removed and sent");
+    written.set(id);
+    if (en.mask & kFieldNew) {
+      out->push_back(en.fields);
+      continue;
+    }
+    const EntityState* b = FindById(base, id);
+    if (b == nullptr) return Bad("delta for entity " + std::to_string(id) + " not in baseline");
+    EntityState e = *b;
+    ApplyFields(en.mask, en.fields, &e);
+    out->push_back(e);
+  }
+  for (const EntityState& b : base) {
+    if (!removed.test(b.id) && !written.test(b.id)) out->push_back(b);
+  }
+  if (out->size() > kMaxSnapshotEntities) return Bad("more than 64 entities");
+  std::sort(out->begin(), out->end(), ById);
+  for (const EntityState& e : *out) {
+    if (Status st = Validate(e); !st.ok()) return st;
+  }
+  return Status::OK();
+}
+
+}  // namespace
+
+Status SnapshotDecoder::Decode(std::span<const uint8_t> packet, Snapshot* out) {
+  WireSnapshot s;
+  if (Status st = Parse(packet, &s); !st.ok()) return st;
+  const uint32_t id = s.header.snapshot_id;
+  if (id == 0) return Bad("snapshot_id is 0");
+  if (id <= last_id_) {
+    return Bad("snapshot " + std::to_string(id) + " not newer than " + std::to_string(last_id_));
+  }
+  if (Status st = Validate(s.header.player); !st.ok()) return st;
+  static const std::vector<EntityState> kNoEntities;
+  const std::vector<EntityState>* base = &kNoEntities;
+  if (s.baseline_id != 0) {
+    if (s.baseline_id >= id) return Bad("baseline not older than the snapshot");
+    const Held& h = ring_[s.baseline_id % kSnapshotRing];
+    if (h.id != s.baseline_id) {
+      ack_id_ = 0;
+      return Status::NotFound("Snapshot: baseline " + std::to_string(s.baseline_id) +
+                              " not held; acking 0 for a full snapshot");
+    }
+    base = &h.entities;
+  }
+  std::vector<EntityState> entities;
+  if (Status st = Merge(s, *base, &entities); !st.ok()) return st;
+
+  s.header.entities = entities;
+  ring_[id % kSnapshotRing] = Held{id, std::move(entities)};
+  last_id_ = id;
+  ack_id_ = id;
+  *out = std::move(s.header);
+  return Status::OK();
+}
+
+}  // namespace proto

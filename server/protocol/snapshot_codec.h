@@ -1,0 +1,75 @@
+// Delta-compressed Snapshot packets (QuakeWorld style). The server keeps one SnapshotEncoder per
+// client and the client one SnapshotDecoder; each holds the last kSnapshotRing snapshots so a
+// snapshot can be sent as a delta against the newest one the client acknowledged.
+//
+// Wire layout and delta rules: docs/protocol.md, "Snapshot".
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "server/core/status.h"
+#include "server/protocol/snapshot.h"
+
+namespace proto {
+
+struct EncodedSnapshot {
+  std::vector<uint8_t> bytes;  // one Snapshot packet, at most kMaxSnapshotBytes
+  uint32_t baseline_id = 0;    // the snapshot it is a delta against; 0 = full snapshot
+  size_t entities_fit = 0;     // how many of the offered entities (a prefix) it carries
+};
+
+// Server side, one per client. Not thread-safe: owned by the thread that sends to that client.
+class SnapshotEncoder {
+ public:
+  // Encodes `frame` for the client. frame.entities is the offer in priority order (nearest
+  // first), any length, unique ids: the encoder takes the longest prefix that fits in
+  // kMaxSnapshotBytes and kMaxSnapshotEntities and reports it in out->entities_fit; entities
+  // past it are absent for the client this frame. client_ack_id is the client's
+  // CommandPacket.ack_snapshot_id: if that snapshot is still held, the result is a delta
+  // against it, else a full snapshot. frame.snapshot_id must exceed every id encoded before.
+  // InvalidArgument (nothing recorded) if the frame breaks a rule of Validate or of ids.
+  core::Status Encode(const Snapshot& frame, uint32_t client_ack_id, EncodedSnapshot* out);
+
+  // Forgets every held snapshot (e.g. the client reconnected).
+  void Reset();
+
+ private:
+  struct Held {
+    uint32_t id = 0;
+    std::vector<EntityState> entities;  // sorted by id: what the client will decode
+  };
+  const Held* Find(uint32_t id) const;
+
+  std::array<Held, kSnapshotRing> ring_;
+  uint32_t last_id_ = 0;
+};
+
+// Client side. Not thread-safe: owned by the thread that reads the connection.
+class SnapshotDecoder {
+ public:
+  // Decodes one Snapshot packet into *out (entities sorted by id) and holds it as a future
+  // baseline. Errors: Corruption / InvalidArgument for a malformed packet or a snapshot not
+  // newer than the last decoded one; NotFound when the named baseline is not held, after which
+  // ack_id() is 0 so the server answers with a full snapshot.
+  core::Status Decode(std::span<const uint8_t> packet, Snapshot* out);
+
+  // The id to put in CommandPacket.ack_snapshot_id: newest decoded snapshot, or 0.
+  uint32_t ack_id() const { return ack_id_; }
+
+  void Reset();
+
+ private:
+  struct Held {
+    uint32_t id = 0;
+    std::vector<EntityState> entities;
+  };
+
+  std::array<Held, kSnapshotRing> ring_;
+  uint32_t last_id_ = 0;
+  uint32_t ack_id_ = 0;
+};
+
+}  // namespace proto
