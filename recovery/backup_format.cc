@@ -1,0 +1,89 @@
+// Backup header encoding and full verification of a backup file.
+#include "recovery/backup_format.h"
+
+#include <bit>
+#include <cstring>
+#include <vector>
+
+#include "recovery/coding.h"
+#include "recovery/crc32c.h"
+
+namespace recovery::backup_format {
+
+static_assert(std::endian::native == std::endian::little, "ImageCrc hashes u32s as stored in memory");
+
+std::string BackupFileName(int index) { return "backup-" + std::to_string(index) + ".ckpt"; }
+std::string TempFileName(int index) { return BackupFileName(index) + ".tmp"; }
+
+std::string EncodeHeader(const Header& h) {
+  std::string out(kHeaderSize, '\0');
+  char* p = out.data();
+  EncodeFixed32(p, kMagic);
+  EncodeFixed32(p + 4, kVersion);
+  EncodeFixed64(p + 8, h.tick);
+  EncodeFixed64(p + 16, h.object_count);
+  EncodeFixed32(p + 24, h.object_size);
+  EncodeFixed32(p + 28, h.image_crc);
+  EncodeFixed64(p + 32, h.sequence);
+  EncodeFixed32(p + 60, crc32c::Mask(crc32c::Value(p, 60)));
+  return out;
+}
+
+core::Status DecodeHeader(std::string_view bytes, const std::string& file, Header* h) {
+  if (bytes.size() < kHeaderSize) return core::Status::Corruption(file + ": file shorter than its header");
+  const char* p = bytes.data();
+  if (DecodeFixed32(p) != kMagic) return core::Status::Corruption(file + ": bad magic (not a committed backup)");
+  if (crc32c::Unmask(DecodeFixed32(p + 60)) != crc32c::Value(p, 60)) {
+    return core::Status::Corruption(file + ": header checksum mismatch");
+  }
+  if (DecodeFixed32(p + 4) != kVersion) {
+    return core::Status::Corruption(file + ": unsupported backup version " + std::to_string(DecodeFixed32(p + 4)));
+  }
+  h->tick = DecodeFixed64(p + 8);
+  h->object_count = DecodeFixed64(p + 16);
+  h->object_size = DecodeFixed32(p + 24);
+  h->image_crc = DecodeFixed32(p + 28);
+  h->sequence = DecodeFixed64(p + 32);
+  if (h->object_size == 0 || h->object_count == 0 || h->object_count > (1ull << 32)) {
+    return core::Status::Corruption(file + ": header has an impossible geometry");
+  }
+  return core::Status::OK();
+}
+
+uint32_t ImageCrc(const uint32_t* object_crcs, uint64_t count) {
+  return crc32c::Mask(crc32c::Value(object_crcs, count * sizeof(uint32_t)));
+}
+
+core::Status LoadBackup(Env* env, const std::string& path, uint64_t object_count,
+                        uint32_t object_size, void* image, Header* header) {
+  std::unique_ptr<File> f;
+  if (core::Status s = env->Open(path, OpenMode::kRead, &f); !s.ok()) return s;
+  std::string head;
+  if (core::Status s = f->Read(0, kHeaderSize, &head); !s.ok()) return s;
+  if (core::Status s = DecodeHeader(head, path, header); !s.ok()) return s;
+  if (object_count != 0 && (header->object_count != object_count || header->object_size != object_size)) {
+    return core::Status::InvalidArgument(
+        path + " holds " + std::to_string(header->object_count) + " objects of " +
+        std::to_string(header->object_size) + " bytes, but the state has " +
+        std::to_string(object_count) + " objects of " + std::to_string(object_size) + " bytes");
+  }
+  const uint64_t image_bytes = header->object_count * header->object_size;
+  std::string data;
+  if (core::Status s = f->Read(kHeaderRegion, image_bytes, &data); !s.ok()) return s;
+  if (data.size() != image_bytes) {
+    return core::Status::Corruption(path + ": image is " + std::to_string(data.size()) +
+                                    " bytes, header says " + std::to_string(image_bytes));
+  }
+  std::vector<uint32_t> crcs(header->object_count);
+  for (uint64_t i = 0; i < header->object_count; ++i) {
+    crcs[i] = crc32c::Value(data.data() + i * header->object_size, header->object_size);
+  }
+  if (ImageCrc(crcs.data(), crcs.size()) != header->image_crc) {
+    return core::Status::Corruption(path + ": image checksum mismatch (tick " +
+                                    std::to_string(header->tick) + ")");
+  }
+  if (image != nullptr) std::memcpy(image, data.data(), image_bytes);
+  return core::Status::OK();
+}
+
+}  // namespace recovery::backup_format
