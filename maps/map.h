@@ -23,7 +23,15 @@ struct Plane {
   float dist = 0;
 };
 
-// What a brush does to things that touch it, decided from its textures and its entity.
+// What a brush does to things that touch it, decided from its entity, then its textures:
+//  - trigger_* entities: kTrigger. func_detail_illusionary and func_illusionary: kEmpty.
+//  - otherwise the first face whose texture is not skip/hint/hintskip decides (as in qbsp;
+//    a brush mixing liquid and other textures gets a warning): '*' textures are kLiquid, the
+//    'trigger' texture kTrigger, anything else (clip and sky* too) kSolid. All skip/hint: kEmpty.
+//  - So worldspawn, func_group, func_detail and func_detail_wall brushes join the solid world,
+//    and the brushes of func_door, func_plat, func_wall, func_button, func_train and of unknown
+//    brush entities are static solids (nothing moves them yet).
+// Texture names compare case-insensitively.
 enum class Contents : uint8_t {
   kSolid,    // walls, floors, clip, sky, func_detail/func_group, doors and plats (static for now)
   kLiquid,   // '*' textures: not solid (water, slime, lava)
@@ -32,7 +40,7 @@ enum class Contents : uint8_t {
 };
 
 struct Brush {
-  std::vector<Plane> planes;   // deduplicated; at least 4
+  std::vector<Plane> planes;   // deduplicated, each bounding a face (redundant ones dropped); >= 4
   std::vector<Vec3> vertices;  // corners of the polyhedron (intersection of the half-spaces)
   Bounds bounds;               // of the vertices
   Contents contents = Contents::kSolid;
@@ -48,13 +56,13 @@ struct Entity {
   std::vector<int> brushes;  // indices into Map::brushes (skipped degenerate brushes not listed)
   int line = 0;              // 1-based line of the entity's '{'
 
-  // Value of `key`, or `fallback` if absent.
-  const std::string& Get(const std::string& key, const std::string& fallback) const;
+  // Value of `key`, or `fallback` if absent. Returns a copy, so Get("k", "") is safe to keep.
+  std::string Get(const std::string& key, const std::string& fallback) const;
 };
 
 struct SpawnPoint {
   Vec3 origin;
-  float angle_deg = 0;  // yaw
+  float angle_deg = 0;  // yaw, from "angle" or the second number of "angles"
   bool deathmatch = true;  // info_player_deathmatch (true) or info_player_start (false)
 };
 
@@ -64,7 +72,9 @@ struct Pickup {
   Vec3 origin;
 };
 
-// trigger_teleport brush entity resolved to its info_teleport_destination.
+// trigger_teleport brush entity resolved through its "target" to the first
+// info_teleport_destination with that "targetname". One without valid brushes or whose target
+// is not found is left out, with a warning.
 struct Teleporter {
   Bounds trigger;       // union of the trigger brushes' bounds
   std::vector<int> brushes;  // the trigger brushes (indices into Map::brushes), for exact tests
@@ -74,6 +84,8 @@ struct Teleporter {
 
 // trigger_push brush entity (jump pad). Direction from "angle" (-1 = straight up, -2 = down) or
 // "angles" "pitch yaw roll"; speed from "speed" (Quake default 1000 means 1000 units/s here).
+// As in Quake's SetMovedir: "angle" sets the yaw, "angles" all three, the later key wins;
+// otherwise the direction is makevectors' forward (positive pitch points down; none = +x).
 struct JumpPad {
   Bounds trigger;
   std::vector<int> brushes;
@@ -88,11 +100,13 @@ struct Map {
   std::vector<Pickup> pickups;
   std::vector<Teleporter> teleporters;
   std::vector<JumpPad> jump_pads;
-  Bounds bounds;                            // of all solid brushes
+  Bounds bounds;                            // of all solid brushes (Bounds::Empty() if none)
   std::map<std::string, int> classname_counts;  // every entity, by classname (sorted)
-  int unknown_entities = 0;                 // classnames the loader does not interpret
+  int unknown_entities = 0;  // classnames the loader does not interpret (light, info_null...)
   int solid_brushes = 0;
-  std::vector<std::string> warnings;        // "file:line: brush N of entity M (classname): why"
+  // "file:line: brush N of entity M (classname): why" or "file:line: entity M (classname): why".
+  // Degenerate brushes (skipped), dropped duplicate/zero-area planes, unresolved teleporters.
+  std::vector<std::string> warnings;
   bool valve220 = false;                    // dialect detected
 };
 

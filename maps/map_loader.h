@@ -2,7 +2,9 @@
 // Never crashes or hangs on any input. A malformed file fails with a Status whose message is
 // "FILE:LINE:COL: expected X, found Y". Degenerate brushes are skipped and listed in
 // Map::warnings. Unknown entity classnames are kept and counted, never fatal.
-// Thread-safe: no shared state.
+// Bounded work on any input: coordinates within +-1000000, at most 256 faces per brush, quoted
+// strings of at most 8192 bytes on one line, files of at most 256 MiB; NaN/inf are errors.
+// On failure *out is reset to an empty Map (only `path` set). Thread-safe: no shared state.
 #pragma once
 
 #include <string>
