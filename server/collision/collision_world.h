@@ -1,10 +1,17 @@
-// CollisionWorld: the map's solid brushes as Bullet collision shapes, and the queries the game
+// CollisionWorld: the map's solid brushes as convex collision shapes, and the queries the game
 // needs (box sweep "trace", point contents, line of sight).
 //
 // Threading contract: built once by Build(); afterwards every query is const and safe to call
 // from any number of threads at the same time. Debian's Bullet is built without BT_THREADSAFE
 // (see shared NOTES), so this class never calls btCollisionWorld's shared query paths; the
-// broadphase is our own immutable structure and each query uses stack-local Bullet objects.
+// broadphase is our own immutable grid and each query uses only stack-local state.
+//
+// Exactness: a brush swept by a box is the Minkowski sum of the brush and the box, a convex
+// polyhedron bounded by the brush planes, the box's axial planes and the "bevel" planes
+// (brush edge x box axis). Build() precomputes all of them, so the default narrow phase clips
+// the swept origin against exact planes (Quake III's CM_TraceThroughBrush with bevels). A Bullet
+// narrow phase (GJK subsimplex convex cast against a btConvexHullShape per brush) is kept behind
+// Options::narrowphase for comparison; bench_collision measures both.
 #pragma once
 
 #include <memory>
@@ -18,36 +25,62 @@ namespace collision {
 using core::Bounds;
 using core::Vec3;
 
+// A trace that hits stops this far (in plane distance, units) in front of the surface, so the
+// box never ends inside a brush (Quake's DIST_EPSILON).
+inline constexpr float kDistEpsilon = 0.03125f;
+// A box that penetrates a brush by less than this (units) is touching it, not inside it: it may
+// slide along the surface or move away, but not further in.
+inline constexpr float kTouchEpsilon = 0.01f;
+
 // Result of sweeping a box from start to end (Quake's trace_t).
 struct Trace {
   float fraction = 1.0f;  // 0..1 of the way to `end` that the box can move without touching
   Vec3 end;               // start + fraction * (end - start), backed off slightly from the surface
   Vec3 normal;            // surface normal at the hit (zero if nothing was hit)
-  bool start_solid = false;  // the box started inside a solid brush
+  bool start_solid = false;  // the box started inside a solid brush (penetration > kTouchEpsilon)
   bool all_solid = false;    // the box never left solid (fraction is 0)
   int brush = -1;            // index into Map::brushes of what was hit, -1 if nothing
   bool hit() const { return fraction < 1.0f; }
 };
 
+enum class Narrowphase {
+  kBrushPlanes,  // exact plane clipping against brush + bevel planes (default, fastest)
+  // Bullet GJK cast (btSubsimplexConvexCast) of a btBoxShape vs a btConvexHullShape per brush.
+  // For measurement only: slower, and GJK misses a few contacts (on dm_arena about 1 in 4000
+  // walk moves ends inside a wall), so the game must not use it.
+  kBulletHull,
+};
+
+struct Options {
+  Narrowphase narrowphase = Narrowphase::kBrushPlanes;
+};
+
 class CollisionWorld {
  public:
-  // Builds shapes for every brush of `map` whose contents is kSolid. `map` must outlive nothing:
-  // the world copies what it needs.
-  static std::unique_ptr<CollisionWorld> Build(const maps::Map& map);
+  // Builds shapes for every brush of `map` whose contents is kSolid (and keeps kLiquid brushes
+  // for PointContents). The world copies what it needs: `map` may be destroyed afterwards.
+  static std::unique_ptr<CollisionWorld> Build(const maps::Map& map, const Options& options = {});
   virtual ~CollisionWorld() = default;
 
   // Sweeps the box [mins, maxs] (relative to the moving origin) from `start` to `end` against
-  // solid brushes. A zero-size box is a ray. Thread-safe.
+  // solid brushes. A zero-size box is a ray. Starting inside a brush sets start_solid; the box
+  // may still move if `end` is outside it (all_solid is set if it is not). Non-finite input
+  // returns an all_solid trace at `start`. Requires mins <= maxs. Thread-safe.
   virtual Trace TraceBox(Vec3 start, Vec3 end, Vec3 mins, Vec3 maxs) const = 0;
 
-  // Contents at point `p` (kSolid if inside any solid brush, else kLiquid/kEmpty). Thread-safe.
+  // Contents at point `p` (kSolid if inside any solid brush, else kLiquid if inside a liquid
+  // brush, else kEmpty). Points on a brush's surface count as inside. Thread-safe.
   virtual maps::Contents PointContents(Vec3 p) const = 0;
 
-  // True if the segment a..b crosses no solid brush. Thread-safe.
+  // True if the segment a..b crosses no solid brush (and neither end is inside one).
+  // Stops at the first brush found. Thread-safe.
   virtual bool LineOfSight(Vec3 a, Vec3 b) const = 0;
 
-  // Bounds of all solid geometry.
+  // Bounds of all solid geometry (Empty() if the map has none).
   virtual Bounds WorldBounds() const = 0;
+
+  // Number of solid brushes the world collides with.
+  virtual int NumSolidBrushes() const = 0;
 };
 
 }  // namespace collision

@@ -1,0 +1,34 @@
+// The exact narrow phase: clip a box sweep against one convex brush given its clip planes
+// (brush + bevel planes, brush_planes.h). Stack-only, thread-safe. Shared by CollisionWorld's
+// narrow phases: the Bullet one uses BoxSeparation() to leave starts inside or touching to it.
+#pragma once
+
+#include "maps/map.h"
+#include "server/collision/collision_world.h"
+
+namespace collision {
+
+// A box sweep, with the box's mins/maxs relative to the moving origin.
+struct Sweep {
+  Vec3 start, end, mins, maxs;
+};
+
+// Distance the plane must move back so that the box [mins, maxs] touches it with its origin on
+// the moved plane: the plane of the Minkowski sum brush (+) (-box).
+inline float BoxPlaneOffset(Vec3 n, Vec3 mins, Vec3 maxs) {
+  return n.x * (n.x > 0 ? mins.x : maxs.x) + n.y * (n.y > 0 ? mins.y : maxs.y) +
+         n.z * (n.z > 0 ? mins.z : maxs.z);
+}
+
+// Clips `sweep` against the brush bounded by planes[0..num_planes) (brush index `brush_index`),
+// lowering trace->fraction (and setting normal/brush) if the box enters the brush earlier, or
+// setting start_solid/all_solid. trace->end is left for the caller to compute.
+void ClipSweepToBrush(const Sweep& sweep, const maps::Plane* planes, int num_planes,
+                      int brush_index, Trace* trace);
+
+// Signed separation of the box at `origin` from the brush: the largest distance of the origin in
+// front of a pushed-out plane (> 0: apart by at least that much; < 0: penetrating that deep).
+float BoxSeparation(Vec3 origin, Vec3 mins, Vec3 maxs, const maps::Plane* planes,
+                     int num_planes);
+
+}  // namespace collision
