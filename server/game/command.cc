@@ -1,0 +1,252 @@
+// Player commands (QuakeWorld's SV_RunCmd): validation, the declared region, weapon switch,
+// movement in sub-steps with item/trigger touches, then the attack.
+//
+// RegionOf and ExecuteCommand share MoveCore() and WillFire(), so what a command does is always
+// what it declared: the region check (world.cc) verifies it at run time.
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "server/core/check.h"
+#include "server/game/command_scope.h"
+#include "server/game/game_constants.h"
+#include "server/game/items.h"
+#include "server/game/pmove.h"
+#include "server/game/world.h"
+
+namespace game {
+
+namespace {
+
+int Substeps(int duration_ms) { return (duration_ms + kMaxSubstepMs - 1) / kMaxSubstepMs; }
+
+int WeaponAfterImpulse(const Edict& p, const UserCmd& cmd) {
+  int wanted = -1;
+  if (cmd.impulse == kImpulseAxe) wanted = kWeaponAxe;
+  if (cmd.impulse == kImpulseShotgun) wanted = kWeaponShotgun;
+  if (cmd.impulse == kImpulseRocketLauncher) wanted = kWeaponRocketLauncher;
+  if (wanted >= 0 && (p.weapons_owned & (1u << wanted))) return wanted;
+  return p.weapon < kWeaponCount ? static_cast<int>(p.weapon) : static_cast<int>(kWeaponAxe);
+}
+
+bool HasAmmo(const Edict& p, int weapon) {
+  if (weapon == kWeaponShotgun) return p.ammo_shells > 0;
+  if (weapon == kWeaponRocketLauncher) return p.ammo_rockets > 0;
+  return true;
+}
+
+// Whether the command will attack with `weapon`, decided from the state before the command.
+bool WillFire(const Edict& p, const UserCmd& cmd, int weapon) {
+  return !(p.flags & kFlagDead) && (cmd.buttons & kButtonAttack) &&
+         p.attack_cooldown_ms - cmd.duration_ms <= 0 && HasAmmo(p, weapon);
+}
+
+Bounds PlayerBox(Vec3 origin) { return {origin + kPlayerMins, origin + kPlayerMaxs}; }
+
+bool Touches(const Bounds& box, const std::vector<Bounds>& brushes) {
+  for (const Bounds& b : brushes) {
+    if (b.Intersects(box)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+// Every box the player can occupy during the command: its box grown by a bound on the distance
+// it can cover (speed bound x duration, plus per sub-step stair lifts and ground snaps).
+Bounds World::MoveCore(const Edict& p, const UserCmd& cmd) const {
+  const float t = cmd.duration_ms * 0.001f;
+  const int n = Substeps(cmd.duration_ms);
+  const float base = std::max({Length(p.velocity), max_pad_speed_, kMaxSpeed});
+  float vmax = base + kJumpSpeed + (kAccelerate * kMaxSpeed + kGravity) * t + kAirWishSpeedCap * n;
+  vmax = std::min(vmax, kMaxVelocity * 1.7321f);
+  const float reach = vmax * t + n * (kStepSize + 4) + 2;
+  return PlayerBox(p.origin).Expanded(reach);
+}
+
+Region World::RegionOf(EntityId player, const UserCmd& cmd) const {
+  Region r;
+  if (!IsPlayerId(player)) return r;
+  const Edict& p = objects_[player].edict;
+  if (!(p.flags & kFlagConnected) || cmd.duration_ms < 1 || cmd.duration_ms > kMaxCmdMs) return r;
+  if (p.flags & kFlagDead) {
+    r.move_box = PlayerBox(p.origin).Expanded(kMaxEntityExtent);
+    return r;
+  }
+  const Bounds core = MoveCore(p, cmd);
+  const int weapon = WeaponAfterImpulse(p, cmd);
+  const bool fire = WillFire(p, cmd, weapon);
+  const float melee = (fire && weapon == kWeaponAxe) ? kMeleeRange : 0;
+  r.move_box = core.Expanded(melee + kMaxEntityExtent);
+  for (const TriggerVolume& tp : teleporters_) {
+    if (!tp.bounds.Intersects(core)) continue;
+    if (r.teleport_count == kMaxTeleportBoxes) {
+      r.whole_map = true;
+      break;
+    }
+    r.teleport_boxes[r.teleport_count++] =
+        PlayerBox(tp.dest_origin).Expanded(kTelefragMargin + kMaxEntityExtent);
+  }
+  if (fire && weapon == kWeaponRocketLauncher) {
+    r.action = ActionKind::kExpandedBox;
+    r.action_box = core.Expanded(kRocketLaunchOffset + kRocketLaunchFlight + kRocketSplashRadius +
+                                 kMaxEntityExtent);
+  } else if (fire && weapon == kWeaponShotgun) {
+    // The pellets leave from the eye (inside `core`) within a square cone of half-width
+    // kShotgunSpread around the aim; the box is `core` swept by the cone's corner rays.
+    Vec3 forward, right, up;
+    AngleVectors(cmd.view_angles, &forward, &right, &up);
+    const float range = Length(world_bounds_.Size()) + kMaxEntityExtent;
+    Bounds cone{{0, 0, 0}, {0, 0, 0}};
+    for (float a : {-kShotgunSpread, kShotgunSpread}) {
+      for (float b : {-kShotgunSpread, kShotgunSpread}) {
+        cone.Add((forward + right * a + up * b) * range);
+      }
+    }
+    r.action = ActionKind::kDirectionalBox;
+    r.action_box = Bounds{core.mins + cone.mins, core.maxs + cone.maxs}.Expanded(kMaxEntityExtent);
+  }
+  return r;
+}
+
+core::Status World::ExecuteCommand(EntityId player, const UserCmd& cmd) {
+  if (!IsPlayerId(player) || !(objects_[player].edict.flags & kFlagConnected)) {
+    return core::Status::InvalidArgument("command: player " + std::to_string(player) +
+                                         " is not connected");
+  }
+  if (cmd.duration_ms < 1 || cmd.duration_ms > kMaxCmdMs) {
+    return core::Status::InvalidArgument("command: duration_ms " +
+                                         std::to_string(cmd.duration_ms) + " outside 1..250");
+  }
+  if (!IsFinite(cmd.view_angles)) {
+    return core::Status::InvalidArgument("command: view angles are not finite");
+  }
+  if (cmd.sequence <= objects_[player].edict.last_cmd_sequence) {
+    return core::Status::Refused("command: sequence " + std::to_string(cmd.sequence) +
+                                 " already applied");
+  }
+  std::optional<CommandScope> scope;
+  std::optional<ScopedCommand> declared;
+  if (region_check_) {
+    scope.emplace();
+    scope->world = this;
+    scope->player = player;
+    scope->sequence = cmd.sequence;
+    scope->region = RegionOf(player, cmd);
+    declared.emplace(&*scope);
+  }
+  Edict& p = Mut(player);
+  p.last_cmd_sequence = cmd.sequence;
+  p.commands_executed++;
+  p.view_angles = {std::clamp(cmd.view_angles.x, -89.0f, 89.0f),
+                   std::remainder(cmd.view_angles.y, 360.0f), 0};
+  if (p.flags & kFlagDead) return core::Status::OK();
+
+  const int weapon = WeaponAfterImpulse(p, cmd);
+  p.weapon = static_cast<uint8_t>(weapon);
+  const bool fire = WillFire(p, cmd, weapon);
+  const bool teleported = RunMovement(player, cmd);
+  p.attack_cooldown_ms -= cmd.duration_ms;
+  if (fire && !teleported) {  // a teleport ends the command: no attack from the destination
+    p.attack_cooldown_ms += kCooldownMs[weapon];
+    Fire(player, weapon);
+  } else if (p.attack_cooldown_ms < 0) {
+    p.attack_cooldown_ms = 0;
+  }
+  return core::Status::OK();
+}
+
+// Gathers the entities the move can meet, runs the sub-steps and touches, writes the result.
+// Returns true if the player went through a teleporter.
+bool World::RunMovement(EntityId player, const UserCmd& cmd) {
+  static thread_local std::vector<EntityId> near;
+  static thread_local std::vector<ClipBox> solids;
+  static thread_local std::vector<EntityId> items;
+  const Edict& p = Get(player);
+  QueryBox(MoveCore(p, cmd), &near);
+  solids.clear();
+  items.clear();
+  for (EntityId id : near) {
+    if (id == player) continue;
+    const Edict& e = Get(id);
+    if (e.kind == EntityKind::kPlayer && (e.flags & kFlagSolid)) {
+      solids.push_back({id, Bounds{e.origin + e.mins, e.origin + e.maxs}});
+    } else if (e.kind == EntityKind::kPickup && (e.flags & kFlagAvailable)) {
+      items.push_back(id);
+    }
+  }
+  MoveClipper clip(collision_, solids);
+  PlayerMoveState s{p.origin, p.velocity, (p.flags & kFlagOnGround) != 0,
+                    (p.flags & kFlagJumpHeld) != 0};
+  const int n = Substeps(cmd.duration_ms);
+  MoveInput in;
+  in.view_angles = cmd.view_angles;
+  in.forward_move = std::clamp<float>(cmd.forward_move, -kMaxMoveInput, kMaxMoveInput);
+  in.side_move = std::clamp<float>(cmd.side_move, -kMaxMoveInput, kMaxMoveInput);
+  in.jump = (cmd.buttons & kButtonJump) != 0;
+  in.frametime_s = cmd.duration_ms * 0.001f / static_cast<float>(n);
+  const TriggerVolume* teleporter = nullptr;
+  for (int step = 0; step < n && teleporter == nullptr; ++step) {
+    PlayerMove(clip, in, &s);
+    const Bounds box = PlayerBox(s.origin);
+    TouchItems(player, box, &items);
+    for (const TriggerVolume& pad : jump_pads_) {
+      if (pad.bounds.Intersects(box) && Touches(box, pad.brushes)) {
+        s.velocity = pad.velocity;
+        s.on_ground = false;
+      }
+    }
+    for (const TriggerVolume& tp : teleporters_) {
+      if (tp.bounds.Intersects(box) && Touches(box, tp.brushes)) {
+        teleporter = &tp;
+        break;
+      }
+    }
+  }
+  Edict& m = Mut(player);
+  m.origin = s.origin;
+  m.velocity = s.velocity;
+  m.flags = (m.flags & ~(kFlagOnGround | kFlagJumpHeld)) | (s.on_ground ? kFlagOnGround : 0u) |
+            (s.jump_held ? kFlagJumpHeld : 0u);
+  if (teleporter != nullptr) {
+    Teleport(player, *teleporter);
+    return true;
+  }
+  LinkEdict(player);
+  return false;
+}
+
+// Gives the player every available item its box touches; a taken item's id in *items becomes 0.
+void World::TouchItems(EntityId player, const Bounds& box, std::vector<EntityId>* items) {
+  for (EntityId& id : *items) {
+    if (id == 0) continue;  // taken earlier in this command
+    const Edict& item = Get(id);
+    if (!(item.flags & kFlagAvailable) ||
+        !box.Intersects(Bounds{item.origin + item.mins, item.origin + item.maxs})) {
+      continue;
+    }
+    if (!ApplyItem(item.item, &Mut(player))) continue;
+    Edict& taken = Mut(id);
+    taken.flags &= ~kFlagAvailable;
+    const int ticks = (ItemRespawnMs(taken.item) + tick_ms_ - 1) / tick_ms_;
+    taken.next_tick = globals().tick + ticks;
+    UnlinkEdict(id);
+    id = 0;
+  }
+}
+
+// Moves the player to the destination facing its angle at kTeleportExitSpeed; whoever stands
+// there dies (telefrag). The rest of the command's movement is dropped.
+void World::Teleport(EntityId player, const TriggerVolume& tp) {
+  Edict& p = Mut(player);
+  p.origin = tp.dest_origin;
+  p.view_angles = {0, tp.dest_yaw, 0};
+  Vec3 forward, right, up;
+  AngleVectors(p.view_angles, &forward, &right, &up);
+  p.velocity = forward * kTeleportExitSpeed;
+  p.flags &= ~kFlagOnGround;
+  Telefrag(player, PlayerBox(p.origin));
+  LinkEdict(player);
+}
+
+}  // namespace game

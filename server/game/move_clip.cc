@@ -1,0 +1,85 @@
+// Box sweeps against entity boxes (slab method on the Minkowski-grown target), and the combined
+// map-then-entities trace.
+#include "server/game/move_clip.h"
+
+#include <cmath>
+#include <limits>
+
+#include "server/game/game_constants.h"
+
+namespace game {
+
+namespace {
+thread_local uint64_t t_move_traces = 0;
+}  // namespace
+
+uint64_t ThisThreadMoveTraces() { return t_move_traces; }
+
+bool SweepBoxVsBox(Vec3 start, Vec3 end, Vec3 mins, Vec3 maxs, const Bounds& target,
+                   float* fraction, Vec3* normal, bool* start_inside) {
+  const Vec3 lo = target.mins - maxs;  // the point `start` moves against this grown box
+  const Vec3 hi = target.maxs - mins;
+  const Vec3 d = end - start;
+  float t_enter = -std::numeric_limits<float>::infinity();
+  float t_exit = std::numeric_limits<float>::infinity();
+  int enter_axis = -1;
+  for (int axis = 0; axis < 3; ++axis) {
+    const float s = start[axis];
+    const float di = d[axis];
+    if (std::fabs(di) < 1e-9f) {
+      if (s <= lo[axis] || s >= hi[axis]) return false;  // parallel and outside (or touching)
+      continue;
+    }
+    float t0 = (lo[axis] - s) / di;
+    float t1 = (hi[axis] - s) / di;
+    if (t0 > t1) std::swap(t0, t1);
+    if (t0 > t_enter) {
+      t_enter = t0;
+      enter_axis = axis;
+    }
+    if (t1 < t_exit) t_exit = t1;
+  }
+  if (t_enter >= t_exit || t_exit <= 0 || t_enter > 1) return false;
+  *start_inside = false;
+  if (t_enter < 0 || enter_axis < 0) {
+    *start_inside = true;
+    *fraction = 0;
+    *normal = Vec3{};
+    return true;
+  }
+  const float speed = std::fabs(d[enter_axis]);
+  float f = t_enter - kDistEpsilon / speed;
+  *fraction = f < 0 ? 0 : f;
+  Vec3 n;
+  n[enter_axis] = d[enter_axis] > 0 ? -1.0f : 1.0f;
+  *normal = n;
+  return true;
+}
+
+MoveTrace MoveClipper::Trace(Vec3 start, Vec3 end, Vec3 mins, Vec3 maxs) const {
+  ++trace_count_;
+  ++t_move_traces;
+  collision::Trace wt = world_.TraceBox(start, end, mins, maxs);
+  MoveTrace t;
+  t.fraction = wt.fraction;
+  t.end = wt.end;
+  t.normal = wt.normal;
+  t.start_solid = wt.start_solid;
+  t.all_solid = wt.all_solid;
+  if (t.all_solid) return t;
+  for (const ClipBox& c : boxes_) {
+    float f;
+    Vec3 n;
+    bool inside;
+    if (!SweepBoxVsBox(start, end, mins, maxs, c.box, &f, &n, &inside) || inside) continue;
+    if (f < t.fraction) {
+      t.fraction = f;
+      t.normal = n;
+      t.entity = c.id;
+      t.end = start + (end - start) * f;
+    }
+  }
+  return t;
+}
+
+}  // namespace game

@@ -1,0 +1,150 @@
+// Movement tests on exact box-brush maps: walls stop, stairs step up, jumps reach v^2/2g,
+// falls land, friction stops, long commands respect the speed limit.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "server/game/game_constants.h"
+#include "server/game/game_test_util.h"
+
+namespace game {
+namespace {
+
+using testing::CmdSpec;
+using testing::RunCmds;
+
+constexpr float kStandZ = 24;  // origin height of a player standing on z = 0
+
+testing::TestWorld FlatWorld(testing::TestMap map) {
+  map.Floor(2048).Spawn({-1500, -1500, kStandZ}).Spawn({1500, 1500, kStandZ});
+  return testing::MakeWorld(map.Finish());
+}
+
+TEST_CASE("walking into a wall stops at the wall") {
+  auto t = FlatWorld(std::move(testing::TestMap().Box({200, -512, 0}, {232, 512, 256})));
+  EntityId p = testing::JoinOrDie(t.world.get(), "walker");
+  testing::Place(t.world.get(), p, {0, 0, kStandZ});
+  RunCmds(t.world.get(), p, 60, CmdSpec{.forward = 400});  // 2 s at up to 320 u/s
+  const Edict& e = t.world->Get(p);
+  CHECK(e.origin.x <= 200 - 16);
+  CHECK(e.origin.x > 200 - 16 - 1);
+  CHECK(e.origin.y == Approx(0).margin(0.01));
+  CHECK(e.velocity.x == Approx(0).margin(0.01));
+  CHECK((e.flags & kFlagOnGround));
+}
+
+TEST_CASE("walking diagonally into a wall slides along it") {
+  auto t = FlatWorld(std::move(testing::TestMap().Box({200, -1024, 0}, {232, 1024, 256})));
+  EntityId p = testing::JoinOrDie(t.world.get(), "slider");
+  testing::Place(t.world.get(), p, {0, 0, kStandZ});
+  RunCmds(t.world.get(), p, 60, CmdSpec{.yaw = 45, .forward = 400});
+  const Edict& e = t.world->Get(p);
+  CHECK(e.origin.x <= 200 - 16);
+  CHECK(e.origin.y > 250);  // kept moving along the wall
+}
+
+TEST_CASE("walking up stairs of 16 units steps up, a 24 unit ledge blocks") {
+  testing::TestMap m;
+  for (int i = 0; i < 4; ++i) {  // steps 16 high, 32 deep, starting at x = 100
+    m.Box({100.0f + 32 * i, -256, 0}, {1000, 256, 16.0f * (i + 1)});
+  }
+  m.Box({-600, -256, 0}, {-500, 256, 24});  // a ledge 24 high on the other side
+  auto t = FlatWorld(std::move(m));
+  EntityId p = testing::JoinOrDie(t.world.get(), "climber");
+  testing::Place(t.world.get(), p, {0, 0, kStandZ});
+  RunCmds(t.world.get(), p, 45, CmdSpec{.forward = 400});
+  const Edict& up = t.world->Get(p);
+  CHECK(up.origin.x > 300);
+  CHECK(up.origin.z == Approx(64 + kStandZ).margin(0.1));
+  CHECK((up.flags & kFlagOnGround));
+
+  EntityId q = testing::JoinOrDie(t.world.get(), "blocked");
+  testing::Place(t.world.get(), q, {-300, 0, kStandZ}, 180);
+  RunCmds(t.world.get(), q, 45, CmdSpec{.yaw = 180, .forward = 400});
+  const Edict& b = t.world->Get(q);
+  CHECK(b.origin.x >= -500 + 16);
+  CHECK(b.origin.x < -500 + 17);
+  CHECK(b.origin.z == Approx(kStandZ).margin(0.1));
+}
+
+TEST_CASE("a jump reaches v^2/2g and lands") {
+  auto t = FlatWorld(testing::TestMap());
+  EntityId p = testing::JoinOrDie(t.world.get(), "jumper");
+  testing::Place(t.world.get(), p, {0, 0, kStandZ});
+  RunCmds(t.world.get(), p, 5, CmdSpec{.duration_ms = 10});  // settle on the ground
+  REQUIRE((t.world->Get(p).flags & kFlagOnGround));
+  RunCmds(t.world.get(), p, 1, CmdSpec{.buttons = kButtonJump, .duration_ms = 5});
+  float apex = 0;
+  for (int i = 0; i < 400; ++i) {
+    RunCmds(t.world.get(), p, 1, CmdSpec{.buttons = kButtonJump, .duration_ms = 5});
+    apex = std::max(apex, t.world->Get(p).origin.z - kStandZ);
+  }
+  const float expected = kJumpSpeed * kJumpSpeed / (2 * kGravity);  // 45.6
+  CHECK(apex == Approx(expected).margin(1.5));
+  const Edict& e = t.world->Get(p);
+  CHECK(e.origin.z == Approx(kStandZ).margin(0.1));
+  CHECK((e.flags & kFlagOnGround));  // holding jump does not re-jump (no pogo)
+}
+
+TEST_CASE("a falling player lands on the floor") {
+  auto t = FlatWorld(testing::TestMap());
+  EntityId p = testing::JoinOrDie(t.world.get(), "faller");
+  testing::Place(t.world.get(), p, {0, 0, 500});
+  RunCmds(t.world.get(), p, 20, CmdSpec{});
+  CHECK(t.world->Get(p).origin.z < 500 - 100);  // falling
+  RunCmds(t.world.get(), p, 40, CmdSpec{});
+  const Edict& e = t.world->Get(p);
+  CHECK(e.origin.z == Approx(kStandZ).margin(0.1));
+  CHECK(e.velocity.z == 0);
+  CHECK((e.flags & kFlagOnGround));
+}
+
+TEST_CASE("running reaches max speed and friction stops the player") {
+  auto t = FlatWorld(testing::TestMap());
+  EntityId p = testing::JoinOrDie(t.world.get(), "runner");
+  testing::Place(t.world.get(), p, {-1000, 0, kStandZ});
+  RunCmds(t.world.get(), p, 40, CmdSpec{.forward = 400});
+  const float speed = Length(t.world->Get(p).velocity);
+  CHECK(speed == Approx(kMaxSpeed).margin(0.5));
+  const float x0 = t.world->Get(p).origin.x;
+  RunCmds(t.world.get(), p, 40, CmdSpec{});
+  const Edict& e = t.world->Get(p);
+  CHECK(Length(e.velocity) == 0);
+  // The friction law (speed -= max(speed, stopspeed) * friction * dt), integrated per command.
+  float v = speed, expected = 0;
+  for (int i = 0; i < 40; ++i) {
+    v = std::max(0.0f, v - std::max(v, kStopSpeed) * kFriction * 0.033f);
+    expected += v * 0.033f;
+  }
+  CHECK(e.origin.x - x0 == Approx(expected).margin(0.5));
+}
+
+TEST_CASE("a 250 ms command moves no further than max speed allows") {
+  auto t = FlatWorld(testing::TestMap());
+  EntityId p = testing::JoinOrDie(t.world.get(), "long");
+  testing::Place(t.world.get(), p, {0, 0, kStandZ});
+  RunCmds(t.world.get(), p, 2, CmdSpec{.duration_ms = 10});
+  for (int i = 0; i < 8; ++i) {  // straight ahead: never faster than kMaxSpeed
+    const Vec3 before = t.world->Get(p).origin;
+    RunCmds(t.world.get(), p, 1, CmdSpec{.forward = 400, .side = 400, .duration_ms = kMaxCmdMs});
+    const Vec3 d = t.world->Get(p).origin - before;
+    CHECK(Length(Vec3{d.x, d.y, 0}) <= kMaxSpeed * kMaxCmdMs / 1000.0f + 0.01f);
+    CHECK(Length(t.world->Get(p).velocity) <= kMaxSpeed + 0.01f);
+  }
+  for (int i = 0; i < 8; ++i) {  // turning (Quake lets speed exceed the cap a little): the
+    UserCmd cmd;                 // player stays inside the declared move box
+    cmd.sequence = t.world->Get(p).last_cmd_sequence + 1;
+    cmd.duration_ms = kMaxCmdMs;
+    cmd.view_angles = {0, 40.0f * i, 0};
+    cmd.forward_move = 400;
+    cmd.buttons = kButtonJump;
+    const Region r = t.world->RegionOf(p, cmd);
+    REQUIRE(t.world->ExecuteCommand(p, cmd).ok());
+    const Edict& e = t.world->Get(p);
+    CHECK(r.move_box.Contains(Bounds{e.origin + e.mins, e.origin + e.maxs}));
+    CHECK(Length(Vec3{e.velocity.x, e.velocity.y, 0}) < kMaxSpeed * 1.1f);
+  }
+}
+
+}  // namespace
+}  // namespace game

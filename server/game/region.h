@@ -1,0 +1,48 @@
+// Region: what a command may touch, declared before it runs so the server can lock the areanode
+// leaves beneath it (the paper's region locking, sections 3.3 and 4.3). Computed by
+// World::RegionOf; a plain value type.
+#pragma once
+
+#include <cstdint>
+
+#include "server/core/bounds.h"
+
+namespace game {
+
+using core::Bounds;
+
+// The long-range action of a command, and with it how the optimized scheme locks it.
+enum class ActionKind : uint8_t {
+  kNone,            // no long-range action: the move box covers everything (incl. the axe)
+  kExpandedBox,     // rocket: launched here, finished by the world phase; box grown by the
+                    // in-command flight plus the splash radius
+  kDirectionalBox,  // hitscan: box from the player to the end of the world along the aim
+};
+
+inline constexpr int kMaxTeleportBoxes = 4;
+inline constexpr int kMaxRegionBoxes = 2 + kMaxTeleportBoxes;
+
+struct Region {
+  // Every position the player's box can take during the command, plus the melee reach, grown
+  // by kMaxEntityExtent so that any entity the command touches lies fully inside.
+  Bounds move_box = Bounds::Empty();
+  // Teleporter destinations the move may reach (destination box + telefrag reach + margin).
+  int teleport_count = 0;
+  Bounds teleport_boxes[kMaxTeleportBoxes];
+  // More reachable teleporters than fit above: only the whole map is safe.
+  bool whole_map = false;
+  ActionKind action = ActionKind::kNone;
+  Bounds action_box = Bounds::Empty();  // optimized box of the action (action != kNone)
+
+  // True if the server must lock every leaf. The conservative scheme (`optimized` false) locks
+  // the whole map for every long-range action, as the paper's first version did.
+  bool NeedsWholeMap(bool optimized) const {
+    return whole_map || (!optimized && action != ActionKind::kNone);
+  }
+  // The boxes to lock when !NeedsWholeMap(optimized): fills out[0..n), returns n.
+  int LockBoxes(Bounds out[kMaxRegionBoxes]) const;
+  // True if `box` lies inside one declared box (optimized form), or the region is whole-map.
+  bool Covers(const Bounds& box) const;
+};
+
+}  // namespace game

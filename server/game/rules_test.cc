@@ -1,0 +1,277 @@
+// Deathmatch rule tests on box-brush maps: rockets (direct, splash, self damage), hitscan and
+// walls, armor, pickups and their respawn, death and respawn, teleporters and telefrags, jump pads.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include "server/game/game_constants.h"
+#include "server/game/game_test_util.h"
+
+namespace game {
+namespace {
+
+using testing::CmdSpec;
+using testing::RunCmds;
+
+constexpr float kStandZ = 24;
+
+testing::TestWorld Arena(testing::TestMap map = testing::TestMap()) {
+  map.Floor(2048).Spawn({-1500, -1500, kStandZ}).Spawn({1500, 1500, kStandZ}).Spawn({0, 1200, kStandZ});
+  return testing::MakeWorld(map.Finish());
+}
+
+void GiveRocketLauncher(World* w, EntityId p) {
+  Edict& e = w->Mut(p);
+  e.weapons_owned |= 1u << kWeaponRocketLauncher;
+  e.ammo_rockets = 10;
+}
+
+// Runs world phases until `done` or `max_ticks`.
+template <typename Pred>
+void RunTicks(World* w, int max_ticks, Pred done) {
+  for (int i = 0; i < max_ticks && !done(); ++i) w->RunWorldPhase();
+}
+
+TEST_CASE("a rocket hits its target and splashes a bystander") {
+  auto t = Arena();
+  World* w = t.world.get();
+  EntityId a = testing::JoinOrDie(w, "a"), b = testing::JoinOrDie(w, "b"), c = testing::JoinOrDie(w, "c");
+  testing::Place(w, a, {0, 0, kStandZ});
+  testing::Place(w, b, {300, 0, kStandZ});
+  testing::Place(w, c, {300, 60, kStandZ});
+  GiveRocketLauncher(w, a);
+  RunCmds(w, a, 1, CmdSpec{.buttons = kButtonAttack, .impulse = kImpulseRocketLauncher});
+  CHECK(w->Get(a).ammo_rockets == 9);
+  CHECK(w->Get(w->RocketSlot(a, 0)).kind == EntityKind::kRocket);
+  RunTicks(w, 30, [&] { return w->Get(w->RocketSlot(a, 0)).kind != EntityKind::kRocket; });
+  CHECK(w->Get(w->RocketSlot(a, 0)).kind == EntityKind::kExplosion);
+  CHECK((w->Get(b).flags & kFlagDead));
+  CHECK(w->Get(b).deaths == 1);
+  CHECK(w->Get(a).frags == 1);
+  // c stands 44 units from the blast: 120 * (1 - 44/120) = 76 damage.
+  CHECK(w->Get(c).health >= 23);
+  CHECK(w->Get(c).health <= 25);
+  CHECK(w->Get(a).health == 100);
+  RunTicks(w, 2, [] { return false; });
+  CHECK(w->Get(w->RocketSlot(a, 0)).kind == EntityKind::kFree);
+}
+
+TEST_CASE("a rocket into a nearby wall hurts the shooter; a fatal one costs a frag") {
+  auto t = Arena(std::move(testing::TestMap().Box({100, -512, 0}, {132, 512, 256})));
+  World* w = t.world.get();
+  EntityId a = testing::JoinOrDie(w, "a");
+  testing::Place(w, a, {0, 0, kStandZ});
+  GiveRocketLauncher(w, a);
+  RunCmds(w, a, 1, CmdSpec{.buttons = kButtonAttack, .impulse = kImpulseRocketLauncher});
+  RunTicks(w, 10, [] { return false; });
+  // Blast at x ~ 100, 84 units from a's box: 120 * 36/120 = 36, halved for the shooter.
+  CHECK(w->Get(a).health == 100 - 18);
+  w->Mut(a).health = 5;
+  RunCmds(w, a, 30, CmdSpec{});  // cool down
+  RunCmds(w, a, 1, CmdSpec{.buttons = kButtonAttack});
+  RunTicks(w, 10, [] { return false; });
+  CHECK((w->Get(a).flags & kFlagDead));
+  CHECK(w->Get(a).frags == -1);
+}
+
+TEST_CASE("hitscan hits in the open, armor absorbs, walls stop pellets") {
+  const float pitch = 3.43f;  // from the eye (z 46) down to the target's centre (z 28) at 300
+  SECTION("open") {
+    auto t = Arena();
+    World* w = t.world.get();
+    EntityId a = testing::JoinOrDie(w, "a"), b = testing::JoinOrDie(w, "b");
+    testing::Place(w, a, {0, 0, kStandZ});
+    testing::Place(w, b, {300, 0, kStandZ});
+    RunCmds(w, a, 1, CmdSpec{.pitch = pitch, .buttons = kButtonAttack});
+    CHECK(w->Get(b).health == 100 - kShotgunPellets * kShotgunPelletDamage);
+    CHECK(w->Get(a).ammo_shells == kSpawnShells - 1);
+    w->Mut(b).armor = 150;
+    w->Mut(b).armor_pct = 60;
+    RunCmds(w, a, 1, CmdSpec{.pitch = pitch, .buttons = kButtonAttack});  // cooling down
+    CHECK(w->Get(b).health == 76);
+    RunCmds(w, a, 15, CmdSpec{.pitch = pitch, .buttons = kButtonAttack});
+    CHECK(w->Get(b).health == 76 - 9);  // 24 damage, 60% (rounded up: 15) to armor
+    CHECK(w->Get(b).armor == 150 - 15);
+  }
+  SECTION("wall") {
+    auto t = Arena(std::move(testing::TestMap().Box({150, -512, 0}, {182, 512, 512})));
+    World* w = t.world.get();
+    EntityId a = testing::JoinOrDie(w, "a"), b = testing::JoinOrDie(w, "b");
+    testing::Place(w, a, {0, 0, kStandZ});
+    testing::Place(w, b, {300, 0, kStandZ});
+    RunCmds(w, a, 1, CmdSpec{.pitch = pitch, .buttons = kButtonAttack});
+    CHECK(w->Get(a).ammo_shells == kSpawnShells - 1);
+    CHECK(w->Get(b).health == 100);
+  }
+}
+
+TEST_CASE("the axe reaches 64 units") {
+  auto t = Arena();
+  World* w = t.world.get();
+  EntityId a = testing::JoinOrDie(w, "a"), b = testing::JoinOrDie(w, "b"), c = testing::JoinOrDie(w, "c");
+  testing::Place(w, a, {0, 0, kStandZ});
+  testing::Place(w, b, {60, 0, kStandZ});      // face at 44: in reach
+  testing::Place(w, c, {-100, 0, kStandZ});    // face at -84: out of reach
+  RunCmds(w, a, 1, CmdSpec{.buttons = kButtonAttack, .impulse = kImpulseAxe});
+  CHECK(w->Get(b).health == 100 - kMeleeDamage);
+  RunCmds(w, a, 20, CmdSpec{.yaw = 180, .buttons = kButtonAttack, .impulse = kImpulseAxe});
+  CHECK(w->Get(c).health == 100);
+}
+
+TEST_CASE("a pickup is taken and respawns on time") {
+  auto t = Arena(std::move(testing::TestMap().Pickup("item_health", {200, 0, 0})));
+  World* w = t.world.get();
+  REQUIRE(w->pickup_count() == 1);
+  const EntityId item = w->first_pickup();
+  EntityId a = testing::JoinOrDie(w, "a");
+  testing::Place(w, a, {0, 0, kStandZ});
+  w->Mut(a).health = 50;
+  RunCmds(w, a, 30, CmdSpec{.forward = 400});
+  CHECK(w->Get(a).health == 50 + kHealthAmount);
+  const Edict& e = w->Get(item);
+  REQUIRE(!(e.flags & kFlagAvailable));
+  const int respawn = (kHealthRespawnMs + w->tick_ms() - 1) / w->tick_ms();
+  CHECK(e.next_tick == w->globals().tick + respawn);
+  while (w->globals().tick < e.next_tick - 1) w->RunWorldPhase();
+  CHECK(!(w->Get(item).flags & kFlagAvailable));
+  w->RunWorldPhase();
+  CHECK((w->Get(item).flags & kFlagAvailable));
+  testing::Place(w, a, {0, 0, kStandZ});
+  RunCmds(w, a, 30, CmdSpec{.forward = 400});
+  CHECK(w->Get(a).health == 100);
+}
+
+TEST_CASE("a killed player respawns after the delay away from the others") {
+  auto t = Arena();
+  World* w = t.world.get();
+  EntityId a = testing::JoinOrDie(w, "a"), b = testing::JoinOrDie(w, "b");
+  testing::Place(w, a, {100, 100, kStandZ});
+  testing::Place(w, b, {400, 100, kStandZ});
+  w->Mut(b).health = 5;
+  RunCmds(w, a, 1, CmdSpec{.buttons = kButtonAttack});
+  REQUIRE((w->Get(b).flags & kFlagDead));
+  CHECK(!(w->Get(b).flags & kFlagSolid));
+  CHECK(w->Get(a).frags == 1);
+  CHECK(w->Get(b).deaths == 1);
+  const Vec3 body = w->Get(b).origin;
+  RunCmds(w, b, 5, CmdSpec{.forward = 400});  // the dead do not move
+  CHECK(w->Get(b).origin == body);
+  const int delay = (kRespawnDelayMs + w->tick_ms() - 1) / w->tick_ms();
+  for (int i = 0; i < delay - 1; ++i) w->RunWorldPhase();
+  CHECK((w->Get(b).flags & kFlagDead));
+  w->RunWorldPhase();
+  const Edict& e = w->Get(b);
+  CHECK(!(e.flags & kFlagDead));
+  CHECK((e.flags & kFlagSolid));
+  CHECK(e.health == kSpawnHealth);
+  CHECK(e.origin.x == -1500);  // spawn 0 is the farthest from a at (100, 100)
+  CHECK(e.origin.y == -1500);
+}
+
+TEST_CASE("a teleporter moves the player and telefrags whoever stands there") {
+  auto t = Arena(std::move(testing::TestMap().Teleporter({100, -32, 0}, {140, 32, 64}, {1000, 0, kStandZ}, 90)));
+  World* w = t.world.get();
+  EntityId a = testing::JoinOrDie(w, "a"), b = testing::JoinOrDie(w, "b");
+  testing::Place(w, a, {0, 0, kStandZ});
+  testing::Place(w, b, {1000, 10, kStandZ});
+  for (int i = 0; i < 30 && w->Get(a).origin.x < 500; ++i) {
+    RunCmds(w, a, 1, CmdSpec{.forward = 400});
+  }
+  const Edict& e = w->Get(a);
+  CHECK(e.origin == Vec3{1000, 0, kStandZ});
+  CHECK(e.velocity.y == Approx(kTeleportExitSpeed));
+  CHECK((w->Get(b).flags & kFlagDead));
+  CHECK(w->Get(a).frags == 1);
+}
+
+TEST_CASE("a jump pad throws the player up") {
+  auto t = Arena(std::move(testing::TestMap().JumpPad({100, -32, 0}, {140, 32, 8}, {0, 0, 800})));
+  World* w = t.world.get();
+  EntityId a = testing::JoinOrDie(w, "a");
+  testing::Place(w, a, {0, 0, kStandZ});
+  float apex = 0;
+  for (int i = 0; i < 60; ++i) {
+    RunCmds(w, a, 1, CmdSpec{.forward = i < 15 ? 400 : 0});
+    apex = std::max(apex, w->Get(a).origin.z);
+  }
+  CHECK(apex > kStandZ + 350);  // 800^2 / 1600 = 400
+}
+
+}  // namespace
+}  // namespace game
+
+namespace game {
+namespace {
+
+TEST_CASE("RegionOf declares the action kind and boxes") {
+  testing::TestMap m;
+  m.Floor(2048).Spawn({-1500, -1500, 24}).Teleporter({100, -32, 0}, {140, 32, 64}, {1000, 0, 24});
+  auto t = testing::MakeWorld(m.Finish());
+  World* w = t.world.get();
+  EntityId a = testing::JoinOrDie(w, "a");
+  testing::Place(w, a, {-500, 0, 24});
+  UserCmd cmd;
+  cmd.sequence = 1;
+  cmd.duration_ms = 33;
+  Region r = w->RegionOf(a, cmd);
+  CHECK(r.action == ActionKind::kNone);
+  CHECK(!r.NeedsWholeMap(false));
+  CHECK(r.teleport_count == 0);
+  CHECK(r.move_box.Contains(w->BoxOf(a)));
+  CHECK(r.move_box.Size().x < 2 * (16 + 64 + 50));  // small: ~25 units of travel + 24 of steps
+
+  cmd.buttons = kButtonAttack;  // shotgun: directional, towards +x (yaw 0)
+  r = w->RegionOf(a, cmd);
+  CHECK(r.action == ActionKind::kDirectionalBox);
+  CHECK(r.NeedsWholeMap(false));
+  CHECK(!r.NeedsWholeMap(true));
+  CHECK(r.action_box.maxs.x > 2048);
+  CHECK(r.action_box.mins.x > -700);  // nothing behind the player
+
+  cmd.impulse = kImpulseRocketLauncher;  // not owned yet: still the shotgun
+  CHECK(w->RegionOf(a, cmd).action == ActionKind::kDirectionalBox);
+  w->Mut(a).weapons_owned |= 1u << kWeaponRocketLauncher;
+  w->Mut(a).ammo_rockets = 5;
+  r = w->RegionOf(a, cmd);
+  CHECK(r.action == ActionKind::kExpandedBox);
+  CHECK(r.action_box.Contains(r.move_box));
+  CHECK(r.action_box.Size().x < r.move_box.Size().x + 2 * (8 + 50 + 120 + 64) + 1);
+
+  w->Mut(a).ammo_rockets = 0;
+  w->Mut(a).ammo_shells = 0;
+  CHECK(w->RegionOf(a, cmd).action == ActionKind::kNone);  // no ammo: no long-range action
+
+  testing::Place(w, a, {80, 0, 24});  // next to the teleporter: its destination is declared
+  cmd.buttons = 0;
+  r = w->RegionOf(a, cmd);
+  REQUIRE(r.teleport_count == 1);
+  CHECK(r.teleport_boxes[0].Contains(Bounds{Vec3{1000, 0, 24} + kPlayerMins, Vec3{1000, 0, 24} + kPlayerMaxs}));
+}
+
+}  // namespace
+}  // namespace game
+
+namespace game {
+namespace {
+
+TEST_CASE("VisibleEntities lists what the player can see, nearest first") {
+  testing::TestMap m;
+  m.Floor(2048).Spawn({-1500, -1500, 24}).Box({300, 200, 0}, {332, 600, 512});
+  m.Pickup("item_health", {150, 0, 0});
+  auto t = testing::MakeWorld(m.Finish());
+  World* w = t.world.get();
+  EntityId a = testing::JoinOrDie(w, "a"), b = testing::JoinOrDie(w, "b");
+  EntityId c = testing::JoinOrDie(w, "c"), d = testing::JoinOrDie(w, "d");
+  testing::Place(w, a, {0, 400, 24});
+  testing::Place(w, b, {600, 400, 24});   // behind the wall
+  testing::Place(w, c, {0, 100, 24});     // 300 away, in the open
+  testing::Place(w, d, {0, 1900, 24});    // out of radius
+  std::vector<EntityId> seen;
+  w->VisibleEntities(a, 1000, &seen);
+  REQUIRE(seen.size() == 2);
+  CHECK(seen[0] == c);
+  CHECK(seen[1] == w->first_pickup());
+}
+
+}  // namespace
+}  // namespace game

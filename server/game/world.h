@@ -1,0 +1,222 @@
+// World: the game. Owns the persistent state (one contiguous array of fixed-size objects), the
+// derived areanode links, and the rules: player commands, the world phase, joins and leaves.
+//
+// State layout (see entity.h and docs/game.md): object 0 is the Globals; objects
+// 1..max_players are player edicts; then kRocketsPerPlayer rocket slots per player (player p owns
+// RocketSlot(p, 0..3)); then one edict per map pickup. object_count() objects of kObjectSize
+// bytes each, at StateBytes().data() + id * kObjectSize. Edict id == areanode entity id.
+//
+// The Mut contract. Every write to persistent state goes through Mut(id) or MutGlobals(), which
+// call the write hook (if set) with the object id BEFORE returning the reference. The returned
+// reference may be written until the current call into the World returns (a command, the world
+// phase, a join/leave); it must not be kept across calls. Nothing else writes the state.
+// Reads go through the const accessors. Derived data (areanode links) is not persistent: it is
+// rebuilt from kFlagLinked and the edict boxes by LoadState().
+//
+// Threading contract. World is created, loaded, joined/left and advanced by RunWorldPhase() on
+// one thread at a time (the serial parts of the frame). ExecuteCommand() may run concurrently on
+// several threads for different players provided the caller holds the areanode leaf locks of
+// every leaf touched by RegionOf(player, cmd) (all leaves if NeedsWholeMap) and the tree's
+// parent locking is on. Commands never write the Globals; each player owns its rocket slots,
+// so concurrent commands need no allocator. The write hook may then be called concurrently, for
+// different objects. Const readers (snapshots) must not overlap commands or serial phases.
+//
+// Determinism. The state after a tick is a pure function of the state before it and the ordered
+// joins/leaves/commands applied: randomness comes from generators stored in the state, there is
+// no clock, iteration is by id, and every object byte is initialised. Commands of one tick that
+// ran in parallel either touched disjoint regions (they commute) or were serialised by their
+// leaf locks, so a serial replay in the order they were logged under those locks gives the same
+// state (tests/game/game_parallel_test.cc).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "maps/map.h"
+#include "server/areanode/areanode_tree.h"
+#include "server/collision/collision_world.h"
+#include "server/core/status.h"
+#include "server/game/entity.h"
+#include "server/game/region.h"
+#include "server/game/user_cmd.h"
+
+namespace game {
+
+struct WorldConfig {
+  int max_players = 64;                         // 1..4096
+  int tick_ms = 33;                             // world phase step, 1..1000
+  int areanode_depth = areanode::kDefaultDepth;
+  uint64_t seed = 1;
+};
+
+struct JoinResult {
+  core::Status status;   // Refused (wrong token, server full) or InvalidArgument (bad name)
+  EntityId player = 0;
+  bool resumed = false;  // an existing record was resumed
+};
+
+// Called with an object id before that object is written (recovery's copy-on-update hook).
+using WriteHook = std::function<void(int object_id)>;
+
+class World {
+ public:
+  // Builds the initial state for `map`: pickups placed, no players. `collision` must be built
+  // from the same map and outlive the World; `map` is copied where needed.
+  static core::Status Create(const maps::Map& map, const collision::CollisionWorld& collision,
+                             const WorldConfig& config, std::unique_ptr<World>* out);
+  ~World();
+  World(const World&) = delete;
+  World& operator=(const World&) = delete;
+
+  // ---- Layout ----
+  int object_count() const { return object_count_; }
+  int max_players() const { return max_players_; }
+  bool IsPlayerId(EntityId id) const { return id >= 1 && id <= max_players_; }
+  EntityId RocketSlot(EntityId player, int k) const {
+    return first_rocket_ + (player - 1) * kRocketsPerPlayer + k;
+  }
+  EntityId first_pickup() const { return first_pickup_; }
+  int pickup_count() const { return object_count_ - first_pickup_; }
+  int tick_ms() const { return tick_ms_; }
+
+  // ---- Reads (any thread that does not overlap writers) ----
+  const Globals& globals() const { return objects_[0].globals; }
+  // Region-checked while a command runs on this thread (set_region_check).
+  const Edict& Get(EntityId id) const;
+  std::span<const uint8_t> StateBytes() const;
+  // Player id with this name, or 0.
+  EntityId FindPlayer(std::string_view name) const;
+
+  // ---- Writes: the only mutation calls ----
+  Edict& Mut(EntityId id);
+  Globals& MutGlobals();
+  void set_write_hook(WriteHook hook) { write_hook_ = std::move(hook); }
+
+  // ---- Serial phases ----
+  // Joins by name and secret token: resumes the record with that name if the token matches
+  // (refused otherwise), else takes the lowest free player slot (refused if full).
+  JoinResult Join(std::string_view name, uint64_t token);
+  // Keeps the record in the world, unlinked, not solid, not visible.
+  core::Status Leave(EntityId player);
+  // Advances everything that is not a player command by tick_ms: rockets, explosions, item
+  // respawns, dead players' respawns, the tick counter.
+  void RunWorldPhase();
+
+  // ---- Commands ----
+  // The entity's current box (origin + mins/maxs). For a player this is stable during the
+  // request phase: only the player's own commands move it (others change its velocity, health,
+  // flags, never its origin), so it may be read without locks between commands.
+  Bounds BoxOf(EntityId id) const;
+  // What ExecuteCommand(player, cmd) may touch, from the current state. Cheap (no traces).
+  // It reads the player's edict, which other players' commands may write (knockback, damage,
+  // death), so in the request phase call it holding the leaf locks of LeavesTouching(BoxOf(
+  // player)) (any command that writes this player holds those leaves too). Locking protocol:
+  //   held = lock(leaves(BoxOf(player)));
+  //   loop { need = held + leaves(RegionOf(player, cmd)); if need == held break;
+  //          unlock(held); held = lock(need) in ascending order; }   // sets only grow
+  //   ExecuteCommand(player, cmd); unlock(held);
+  // tests/game/game_parallel_test.cc implements it.
+  Region RegionOf(EntityId player, const UserCmd& cmd) const;
+  // Applies one command of a connected player: weapon switch, movement (split into sub-steps of
+  // <= kMaxSubstepMs), item/teleporter/jump pad touches, attack. Refuses (and changes nothing)
+  // bad input: unknown/disconnected player, duration outside 1..kMaxCmdMs, non-finite angles,
+  // a sequence not above the last applied one.
+  core::Status ExecuteCommand(EntityId player, const UserCmd& cmd);
+  // Debug check: while a command runs, every entity it reads or writes and every tree query must
+  // lie inside the command's declared (optimized) region, else AS_CHECK aborts naming both.
+  void set_region_check(bool on) { region_check_ = on; }
+  bool region_check() const { return region_check_; }
+
+  // ---- State ----
+  uint64_t StateHash() const;
+  // Appends nothing else: *out becomes exactly the object array (object_count() * kObjectSize).
+  void SaveState(std::vector<uint8_t>* out) const;
+  // Replaces the state with `bytes` (from SaveState of a World of the same map and config) and
+  // relinks every entity. On error the state is unchanged.
+  core::Status LoadState(std::span<const uint8_t> bytes);
+  // Rebuilds the areanode links from the state (after recovery wrote object bytes directly).
+  void RelinkAll();
+  // For recovery's restore path: the object array, to be followed by RelinkAll().
+  std::span<uint8_t> MutableStateBytesForRestore();
+
+  // ---- Interest ----
+  // Entities (players, rockets, explosions, available pickups) whose centre is within `radius`
+  // of the player's eye and in line of sight, nearest first (ties by id). Not for commands.
+  void VisibleEntities(EntityId player, float radius, std::vector<EntityId>* out) const;
+
+  areanode::AreanodeTree& tree() { return *tree_; }
+  const areanode::AreanodeTree& tree() const { return *tree_; }
+  const collision::CollisionWorld& collision() const { return collision_; }
+
+ private:
+  struct TriggerVolume {
+    Bounds bounds;
+    std::vector<Bounds> brushes;  // exact-ish test: any brush box
+    Vec3 dest_origin;             // teleporters
+    float dest_yaw = 0;
+    Vec3 velocity;                // jump pads
+  };
+  struct PickupSpot {
+    ItemType item;
+    Vec3 origin;
+  };
+  World(const collision::CollisionWorld& collision, const WorldConfig& config);
+  void InitState(uint64_t map_hash);
+
+  // Links/unlinks an entity in the tree from origin+mins/maxs and keeps kFlagLinked in step.
+  void LinkEdict(EntityId id);
+  void UnlinkEdict(EntityId id);
+  // Tree query, region-checked during commands.
+  void QueryBox(const Bounds& box, std::vector<EntityId>* out) const;
+  void CheckAccess(EntityId id, const char* what) const;
+  void CheckBox(const Bounds& box, const char* what) const;
+
+  // command.cc
+  Bounds MoveCore(const Edict& p, const UserCmd& cmd) const;
+  bool RunMovement(EntityId player, const UserCmd& cmd);
+  void TouchItems(EntityId player, const Bounds& box, std::vector<EntityId>* items);
+  void Teleport(EntityId player, const TriggerVolume& tp);
+  // combat.cc
+  void Fire(EntityId player, int weapon);
+  void FireMelee(EntityId player);
+  void FireShotgun(EntityId player);
+  void FireRocket(EntityId player);
+  // Flies rocket `id` from its origin by `distance`; explodes on impact. Returns true if it exploded.
+  bool FlyRocket(EntityId id, float distance);
+  void Explode(EntityId rocket, Vec3 at, EntityId direct_hit);
+  // Nearest solid player the ray start->end hits (excluding `skip`), with its fraction.
+  EntityId RayHitEntity(Vec3 start, Vec3 end, EntityId skip, float* fraction) const;
+  void Damage(EntityId target, EntityId attacker, int damage, Vec3 knockback_dir);
+  void Kill(EntityId victim, EntityId attacker);
+  void Telefrag(EntityId mover, const Bounds& box);
+  // world_phase.cc
+  void SpawnPlayer(EntityId player);
+  int ChooseSpawn();
+
+  const collision::CollisionWorld& collision_;
+  std::unique_ptr<areanode::AreanodeTree> tree_;
+  std::vector<Object> objects_;  // the persistent state
+  WriteHook write_hook_;
+  bool region_check_ = false;
+
+  // Fixed at creation (not persistent; equal for every World of the same map and config).
+  int max_players_ = 0;
+  int tick_ms_ = 0;
+  int object_count_ = 0;
+  EntityId first_rocket_ = 0;
+  EntityId first_pickup_ = 0;
+  uint64_t seed_ = 0;
+  Bounds world_bounds_;
+  float max_pad_speed_ = 0;
+  std::vector<maps::SpawnPoint> spawns_;
+  std::vector<PickupSpot> pickups_;
+  std::vector<TriggerVolume> teleporters_;
+  std::vector<TriggerVolume> jump_pads_;
+};
+
+}  // namespace game
