@@ -67,7 +67,7 @@ inline constexpr uint8_t kMaxImpulse = 10;
 
 // Snapshots.
 inline constexpr size_t kMaxSnapshotEntities = 64;  // entities visible in one snapshot
-inline constexpr uint16_t kMaxEntityId = 4095;      // entity ids are 0..4095
+inline constexpr uint16_t kMaxEntityId = 32767;     // entity ids are 0..32767 (15 bits)
 inline constexpr size_t kSnapshotRing = 32;         // snapshots kept by each side for deltas
 inline constexpr uint16_t kNoPlayer = 0xFFFF;       // "nobody" (world, server) in events
 

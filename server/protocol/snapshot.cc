@@ -40,7 +40,7 @@ Status Validate(const EntityState& e) {
   const char* why = nullptr;
   const uint8_t type = static_cast<uint8_t>(e.type);
   if (e.id > kMaxEntityId) {
-    field = "id", why = "over 4095";
+    field = "id", why = "over kMaxEntityId (32767)";
   } else if (type < 1 || type > kMaxEntityType) {
     field = "type", why = "not an EntityType";
   } else if (!InRange(e.origin, kMaxCoord)) {

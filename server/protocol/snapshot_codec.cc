@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <bit>
-#include <bitset>
 #include <string>
 
 #include "server/core/check.h"
@@ -162,12 +161,17 @@ Status ValidateFrame(const Snapshot& frame, uint32_t last_id) {
                std::to_string(last_id));
   }
   if (Status s = Validate(frame.player); !s.ok()) return s;
-  std::bitset<kMaxEntityId + 1> seen;
+  // Offered lists are short (the server offers at most a few hundred), so a sorted copy of the
+  // ids finds duplicates without a bitmap sized by the id space.
+  thread_local std::vector<uint16_t> ids;
+  ids.clear();
   for (const EntityState& e : frame.entities) {
     if (Status s = Validate(e); !s.ok()) return s;
-    if (seen.test(e.id)) return Bad("entity id " + std::to_string(e.id) + " offered twice");
-    seen.set(e.id);
+    ids.push_back(e.id);
   }
+  std::sort(ids.begin(), ids.end());
+  auto dup = std::adjacent_find(ids.begin(), ids.end());
+  if (dup != ids.end()) return Bad("entity id " + std::to_string(*dup) + " offered twice");
   return Status::OK();
 }
 
@@ -322,23 +326,31 @@ Status Parse(std::span<const uint8_t> packet, WireSnapshot* s) {
 // Applies removals and entries to the baseline's entities, checking every merge rule.
 Status Merge(const WireSnapshot& s, const std::vector<EntityState>& base,
              std::vector<EntityState>* out) {
-  std::bitset<kMaxEntityId + 1> removed;
+  // Both lists are strictly ascending (checked here), so membership is a binary search: no
+  // bitmap sized by the id space is cleared on every decode.
+  auto removed = [&s](uint16_t id) {
+    return std::binary_search(s.removed.begin(), s.removed.end(), id);
+  };
+  auto written = [&s](uint16_t id) {
+    auto it = std::lower_bound(s.entries.begin(), s.entries.end(), id,
+                               [](const WireEntry& en, uint16_t v) { return en.fields.id < v; });
+    return it != s.entries.end() && it->fields.id == id;
+  };
   for (size_t i = 0; i < s.removed.size(); ++i) {
     uint16_t id = s.removed[i];
     if (i > 0 && id <= s.removed[i - 1]) return Bad("removed ids not strictly ascending");
     if (FindById(base, id) == nullptr) {
       return Bad("removed id " + std::to_string(id) + " is not in the baseline");
     }
-    removed.set(id);
   }
-  std::bitset<kMaxEntityId + 1> written;
   for (size_t i = 0; i < s.entries.size(); ++i) {
     const WireEntry& en = s.entries[i];
     const uint16_t id = en.fields.id;
-    if (id > kMaxEntityId) return Bad("entity id " + std::to_string(id) + " over 4095");
+    if (id > kMaxEntityId) {
+      return Bad("entity id " + std::to_string(id) + " over " + std::to_string(kMaxEntityId));
+    }
     if (i > 0 && id <= s.entries[i - 1].fields.id) return Bad("entity ids not strictly ascending");
-    if (removed.test(id)) return Bad("entity " + std::to_string(id) + " both removed and sent");
-    written.set(id);
+    if (removed(id)) return Bad("entity " + std::to_string(id) + " both removed and sent");
     if (en.mask & kFieldNew) {
       out->push_back(en.fields);
       continue;
@@ -350,7 +362,7 @@ Status Merge(const WireSnapshot& s, const std::vector<EntityState>& base,
     out->push_back(e);
   }
   for (const EntityState& b : base) {
-    if (!removed.test(b.id) && !written.test(b.id)) out->push_back(b);
+    if (!removed(b.id) && !written(b.id)) out->push_back(b);
   }
   if (out->size() > kMaxSnapshotEntities) return Bad("more than 64 entities");
   std::sort(out->begin(), out->end(), ById);
