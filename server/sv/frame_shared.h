@@ -1,0 +1,56 @@
+// FrameShared: what the frame threads share inside one server, with the rule that makes each
+// field race-free. The Server owns it; workers get a pointer.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "server/core/bounds.h"
+#include "server/game/user_cmd.h"
+#include "server/game/world.h"
+#include "server/sv/server_options.h"
+#include "server/sv/server_stats.h"
+#include "server/sv/thread_messages.h"
+#include "server/sv/thread_queue.h"
+
+namespace sv {
+
+// One executed command with its global execution sequence number, taken while the command's
+// region locks were held: sorting a tick's records by `exec_seq` gives a serial order that
+// reproduces the parallel execution (commands that ran at the same time commute).
+struct CommandRecord {
+  uint64_t exec_seq = 0;
+  int32_t tick = 0;
+  game::EntityId player = 0;
+  game::UserCmd cmd;
+};
+
+struct FrameShared {
+  game::World* world = nullptr;      // world phase: master only; request phase: commands under
+                                     // the locking scheme; reply phase: read-only
+  const ServerOptions* options = nullptr;
+  ServerStats* stats = nullptr;
+  std::mutex global_lock;            // the `global` scheme's one lock
+  std::atomic<uint64_t> exec_seq{0};
+
+  // Frame number (>= 1) and world tick of the frame in progress. Written by the master in the
+  // world phase, read by workers in the request and reply phases (phase-separated).
+  uint32_t frame_no = 0;
+  int32_t tick = 0;
+
+  // Player box as last known: written by the master at the end of the world phase (all
+  // connected players) and by a player's own worker after each of its commands (under the
+  // command's locks); read only by that worker in the request phase. A worker first locks the
+  // leaves under this box so that reading its player's edict to compute the region is safe.
+  std::vector<core::Bounds> known_box;  // by player id
+
+  // Round-trip time per player for the status query: worker writes, master reads.
+  std::unique_ptr<std::atomic<uint32_t>[]> ping_ms;
+
+  ThreadQueue<WorkerNotice> notices;  // workers -> master
+};
+
+}  // namespace sv

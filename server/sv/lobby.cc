@@ -1,0 +1,222 @@
+// Lobby: connectionless queries, join validation, and the hand-off to the master.
+#include "server/sv/lobby.h"
+
+#include <arpa/inet.h>
+
+#include <chrono>
+#include <random>
+
+#include <spdlog/spdlog.h>
+
+#include "server/protocol/messages.h"
+#include "server/sv/transport.h"
+
+namespace sv {
+
+namespace {
+
+constexpr uint64_t kJoinTimeoutMs = 5000;  // a connection must send its JoinRequest by then
+
+thread_local Lobby* t_lobby = nullptr;
+
+int ENET_CALLBACK InterceptHook(ENetHost* host, ENetEvent* /*event*/) {
+  return t_lobby != nullptr ? t_lobby->HandleRaw(host) : 0;
+}
+
+uint64_t RandomWord() {
+  std::random_device rd;
+  return (static_cast<uint64_t>(rd()) << 32) ^ rd();
+}
+
+}  // namespace
+
+uint64_t SteadyMs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+core::Status Lobby::Create(const std::string& bind_address, uint16_t port, size_t max_peers,
+                           ServerStats* stats, const StatusBoard* board,
+                           ThreadQueue<JoinTicketRequest>* to_master,
+                           ThreadQueue<JoinDecision>* from_master, std::unique_ptr<Lobby>* out) {
+  ENetHost* host = nullptr;
+  core::Status s = CreateServerHost(bind_address, port, max_peers, &host);
+  if (!s.ok()) return core::Status::IoError("lobby: " + s.message());
+  host->intercept = InterceptHook;
+  out->reset(new Lobby(host, stats, board, to_master, from_master));
+  return core::Status::OK();
+}
+
+Lobby::Lobby(ENetHost* host, ServerStats* stats, const StatusBoard* board,
+             ThreadQueue<JoinTicketRequest>* to_master, ThreadQueue<JoinDecision>* from_master)
+    : host_(host),
+      stats_(stats),
+      board_(board),
+      to_master_(to_master),
+      from_master_(from_master),
+      challenges_(RandomWord(), RandomWord()),
+      start_ms_(SteadyMs()) {}
+
+Lobby::~Lobby() { enet_host_destroy(host_); }
+
+int Lobby::HandleRaw(ENetHost* host) {
+  const std::span<const uint8_t> data(host->receivedData, host->receivedDataLength);
+  if (!proto::IsConnectionless(data)) return 0;  // an ENet datagram: let ENet parse it
+  proto::ConnectionlessRequest request;
+  if (!proto::ParseRequest(data, &request).ok()) {
+    stats_->invalid_packets.fetch_add(1, std::memory_order_relaxed);
+    return 1;
+  }
+  std::vector<uint8_t> reply;
+  if (request == proto::ConnectionlessRequest::kGetChallenge) {
+    const uint64_t now_s = SteadyMs() / 1000;
+    reply = proto::EncodeChallengeReply(
+        challenges_.Issue(ntohl(host->receivedAddress.host), 0, now_s));
+  } else {
+    proto::ServerStatus status = board_->Get();
+    status.uptime_s = (SteadyMs() - start_ms_) / 1000;
+    if (!proto::EncodeStatusReply(status, &reply).ok()) return 1;
+  }
+  ENetBuffer buf;
+  buf.data = reply.data();
+  buf.dataLength = reply.size();
+  enet_socket_send(host->socket, &host->receivedAddress, &buf, 1);
+  return 1;
+}
+
+void Lobby::Run(const std::atomic<bool>& stop) {
+  t_lobby = this;
+  ENetEvent ev;
+  while (!stop.load(std::memory_order_acquire)) {
+    int r = enet_host_service(host_, &ev, 2);
+    while (r > 0) {
+      HandleEvent(ev, false);
+      r = enet_host_check_events(host_, &ev);
+    }
+    ApplyDecisions();
+    ExpireIdle(SteadyMs());
+  }
+  // Shutting down: answer what is pending, tell everyone, and let ENet deliver for a moment.
+  ApplyDecisions();
+  for (auto& [id, conn] : conns_) {
+    if (!conn.answered) Refuse(&conn, proto::RefuseReason::kShuttingDown, "server shutting down");
+  }
+  const uint64_t until = SteadyMs() + 100;
+  while (SteadyMs() < until && !conns_.empty()) {
+    if (enet_host_service(host_, &ev, 5) > 0) HandleEvent(ev, true);
+  }
+  enet_host_flush(host_);
+  t_lobby = nullptr;
+}
+
+void Lobby::HandleEvent(const ENetEvent& ev, bool stopping) {
+  switch (ev.type) {
+    case ENET_EVENT_TYPE_CONNECT: {
+      const uint64_t id = next_conn_++;
+      ev.peer->data = reinterpret_cast<void*>(id);
+      conns_[id] = Conn{ev.peer, SteadyMs(), false, false};
+      if (stopping) Refuse(&conns_[id], proto::RefuseReason::kShuttingDown, "server shutting down");
+      break;
+    }
+    case ENET_EVENT_TYPE_DISCONNECT: {
+      conns_.erase(reinterpret_cast<uint64_t>(ev.peer->data));
+      ev.peer->data = nullptr;
+      break;
+    }
+    case ENET_EVENT_TYPE_RECEIVE: {
+      const uint64_t id = reinterpret_cast<uint64_t>(ev.peer->data);
+      auto it = conns_.find(id);
+      if (it != conns_.end()) HandleJoinRequest(id, &it->second, ev.packet, stopping);
+      enet_packet_destroy(ev.packet);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+void Lobby::HandleJoinRequest(uint64_t id, Conn* conn, const ENetPacket* packet, bool stopping) {
+  if (conn->asked || conn->answered) {
+    // One request per connection: anything more is abuse.
+    stats_->invalid_packets.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  proto::JoinRequest req;
+  const core::Status s = proto::Decode({packet->data, packet->dataLength}, &req);
+  if (!s.ok()) {
+    stats_->invalid_packets.fetch_add(1, std::memory_order_relaxed);
+    // A well-formed request with a newer/older version still parses its version field first.
+    if (packet->dataLength >= 3 && packet->data[0] == static_cast<uint8_t>(proto::MessageType::kJoinRequest) &&
+        (packet->data[1] | (packet->data[2] << 8)) != proto::kProtocolVersion) {
+      Refuse(conn, proto::RefuseReason::kWrongProtocolVersion,
+             "server speaks protocol version " + std::to_string(proto::kProtocolVersion));
+    } else {
+      Refuse(conn, proto::RefuseReason::kBadName, "malformed join request");
+    }
+    return;
+  }
+  if (req.protocol_version != proto::kProtocolVersion) {
+    Refuse(conn, proto::RefuseReason::kWrongProtocolVersion,
+           "server speaks protocol version " + std::to_string(proto::kProtocolVersion));
+    return;
+  }
+  if (stopping) {
+    Refuse(conn, proto::RefuseReason::kShuttingDown, "server shutting down");
+    return;
+  }
+  if (!challenges_.Verify(req.challenge, ntohl(conn->peer->address.host), 0, SteadyMs() / 1000)) {
+    Refuse(conn, proto::RefuseReason::kBadChallenge, "bad or expired challenge: ask getchallenge again");
+    return;
+  }
+  if (!proto::ValidateName(req.name).ok()) {
+    Refuse(conn, proto::RefuseReason::kBadName, "invalid player name");
+    return;
+  }
+  conn->asked = true;
+  to_master_->Push(JoinTicketRequest{id, req.name, req.secret_token});
+}
+
+void Lobby::Send(Conn* conn, const std::vector<uint8_t>& bytes) {
+  SendReliable(conn->peer, bytes);
+}
+
+void Lobby::Refuse(Conn* conn, proto::RefuseReason reason, const std::string& text) {
+  proto::JoinRefuse refuse;
+  refuse.reason = reason;
+  refuse.text = text.substr(0, proto::kMaxReasonChars);
+  std::vector<uint8_t> bytes;
+  if (proto::Encode(refuse, &bytes).ok()) Send(conn, bytes);
+  conn->answered = true;
+  enet_peer_disconnect_later(conn->peer, 0);
+  stats_->join_refusals.fetch_add(1, std::memory_order_relaxed);
+}
+
+void Lobby::ApplyDecisions() {
+  decisions_.clear();
+  from_master_->DrainInto(&decisions_);
+  for (const JoinDecision& d : decisions_) {
+    auto it = conns_.find(d.lobby_conn);
+    if (it == conns_.end()) continue;  // gone; the master's worker times the ticket out
+    Conn* conn = &it->second;
+    if (!d.accepted) {
+      Refuse(conn, d.refuse.reason, d.refuse.text);
+      continue;
+    }
+    std::vector<uint8_t> bytes;
+    if (proto::Encode(d.accept, &bytes).ok()) Send(conn, bytes);
+    conn->answered = true;
+    enet_peer_disconnect_later(conn->peer, 0);
+  }
+}
+
+void Lobby::ExpireIdle(uint64_t now_ms) {
+  for (auto& [id, conn] : conns_) {
+    if (!conn.asked && !conn.answered && now_ms > conn.connected_ms + kJoinTimeoutMs) {
+      conn.answered = true;
+      enet_peer_disconnect(conn.peer, 0);
+    }
+  }
+}
+
+}  // namespace sv

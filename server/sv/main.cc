@@ -1,0 +1,94 @@
+// aftershock-server: parses flags, starts the Server, and from the main thread handles signals,
+// --duration, the periodic stats JSON and console line, and the clean shutdown.
+#include <signal.h>
+
+#include <cstdio>
+#include <ctime>
+#include <memory>
+
+#include <spdlog/async.h>
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include "server/sv/server.h"
+#include "server/sv/server_options.h"
+#include "server/sv/stats_report.h"
+
+namespace {
+
+void SetUpLogging(const std::string& level) {
+  // Frame threads log through an async logger that drops the oldest message rather than block.
+  spdlog::init_thread_pool(8192, 1);
+  auto logger = spdlog::create_async_nb<spdlog::sinks::stderr_color_sink_mt>("sv");
+  logger->set_level(spdlog::level::from_str(level));
+  spdlog::set_default_logger(logger);
+}
+
+void WriteStats(const sv::Server& server, const std::string& path) {
+  if (path.empty()) return;
+  const core::Status s = sv::WriteFileAtomically(path, sv::ToJson(server.Report()));
+  if (!s.ok()) spdlog::error("stats: {}", s.ToString());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  sv::ServerOptions options;
+  const sv::ParseResult parsed = sv::ParseServerOptions(argc, argv, &options);
+  if (parsed.outcome == sv::ParseOutcome::kHelp) {
+    std::fputs(parsed.text.c_str(), stdout);
+    return 0;
+  }
+  if (parsed.outcome == sv::ParseOutcome::kError) {
+    std::fputs(parsed.text.c_str(), stderr);
+    return 2;
+  }
+  // Signals are taken synchronously by the main thread only: block them before any thread starts.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  SetUpLogging(options.log_level);
+
+  std::unique_ptr<sv::Server> server;
+  const core::Status s = sv::Server::Create(options, &server);
+  if (!s.ok()) {
+    spdlog::critical("cannot start: {}", s.ToString());
+    spdlog::shutdown();
+    return 1;
+  }
+  server->Start();
+  const auto start = std::chrono::steady_clock::now();
+  auto next_report = start + std::chrono::duration<double>(options.stats_interval_s);
+  sv::StatsReport prev = server->Report();
+  for (;;) {
+    timespec timeout{0, 50'000'000};
+    const int sig = sigtimedwait(&signals, nullptr, &timeout);
+    if (sig == SIGINT || sig == SIGTERM) {
+      spdlog::info("signal {}: shutting down", sig);
+      break;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    if (options.duration_s > 0 && now - start >= std::chrono::duration<double>(options.duration_s)) {
+      spdlog::info("--duration {} s reached: shutting down", options.duration_s);
+      break;
+    }
+    if (now >= next_report) {
+      next_report += std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+          std::chrono::duration<double>(options.stats_interval_s));
+      const sv::StatsReport cur = server->Report();
+      spdlog::info("{}", sv::ConsoleLine(prev, cur));
+      prev = cur;
+      WriteStats(*server, options.stats_out);
+    }
+  }
+  server->RequestStop();
+  server->Wait();
+  const sv::StatsReport final_report = server->Report();
+  spdlog::info("final: {}", sv::ConsoleLine(prev, final_report));
+  WriteStats(*server, options.stats_out);
+  server.reset();
+  spdlog::shutdown();
+  return 0;
+}

@@ -1,0 +1,94 @@
+// RegionLocker: ordered leaf locking with try-then-time acquisition.
+#include "server/sv/region_locker.h"
+
+#include <algorithm>
+#include <iterator>
+
+#include "server/core/check.h"
+#include "server/sv/server_stats.h"
+
+namespace sv {
+
+RegionLocker::RegionLocker(areanode::AreanodeTree* tree, bool optimized)
+    : tree_(tree), optimized_(optimized), frame_counts_(tree->leaf_count(), 0) {}
+
+void RegionLocker::LeavesFor(const game::Region& region, std::vector<int>* out) {
+  out->clear();
+  if (region.NeedsWholeMap(optimized_)) {
+    for (int l = 0; l < tree_->leaf_count(); ++l) out->push_back(l);
+    return;
+  }
+  // In the conservative scheme a long-range action already forced the whole map above, so the
+  // boxes here are the move box and teleport boxes (plus the action box when optimized).
+  core::Bounds boxes[game::kMaxRegionBoxes];
+  const int n = region.LockBoxes(boxes);
+  for (int i = 0; i < n; ++i) {
+    tree_->LeavesTouching(boxes[i], &scratch_);
+    merged_.clear();
+    std::set_union(out->begin(), out->end(), scratch_.begin(), scratch_.end(),
+                   std::back_inserter(merged_));
+    out->swap(merged_);
+  }
+}
+
+void RegionLocker::Acquire(int leaf, bool blocking_ok, bool* ok) {
+  std::mutex& mu = tree_->slot(tree_->LeafNode(leaf)).mutex;
+  if (!mu.try_lock()) {
+    if (!blocking_ok) {
+      *ok = false;
+      return;
+    }
+    const uint64_t t0 = NowNs();
+    mu.lock();
+    wait_ns_ += NowNs() - t0;
+  }
+  ++tree_->slot(tree_->LeafNode(leaf)).lock_count;
+  ++acquisitions_;
+  ++frame_counts_[leaf];
+  any_this_frame_ = true;
+  held_.push_back(leaf);
+  *ok = true;
+}
+
+void RegionLocker::LockSorted(const std::vector<int>& leaves) {
+  AS_CHECK(held_.empty(), "LockSorted with leaves already held");
+  bool ok = true;
+  for (int leaf : leaves) Acquire(leaf, /*blocking_ok=*/true, &ok);
+}
+
+bool RegionLocker::Extend(const std::vector<int>& leaves) {
+  if (held_.empty()) {
+    LockSorted(leaves);
+    return true;
+  }
+  // held_ stays ascending: collect the missing leaves, try the low ones, block on the high ones.
+  scratch_.clear();
+  std::set_difference(leaves.begin(), leaves.end(), held_.begin(), held_.end(),
+                      std::back_inserter(scratch_));
+  if (scratch_.empty()) return true;
+  const int top = held_.back();
+  bool ok = true;
+  for (int leaf : scratch_) {
+    Acquire(leaf, /*blocking_ok=*/leaf > top, &ok);
+    if (!ok) {
+      UnlockAll();
+      return false;
+    }
+  }
+  std::sort(held_.begin(), held_.end());
+  return true;
+}
+
+void RegionLocker::UnlockAll() {
+  for (auto it = held_.rbegin(); it != held_.rend(); ++it) {
+    tree_->slot(tree_->LeafNode(*it)).mutex.unlock();
+  }
+  held_.clear();
+}
+
+void RegionLocker::ResetFrame() {
+  std::fill(frame_counts_.begin(), frame_counts_.end(), 0);
+  any_this_frame_ = false;
+}
+
+}  // namespace sv

@@ -1,0 +1,522 @@
+// Server: construction, the frame threads (fixed and request modes), and the master's serial
+// world phase (joins, leaves, world tick, events, per-frame statistics).
+#include "server/sv/server.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include <spdlog/spdlog.h>
+
+#include "maps/map_loader.h"
+#include "server/core/check.h"
+#include "server/protocol/messages.h"
+#include "server/sv/snapshot_builder.h"
+#include "server/sv/transport.h"
+
+namespace sv {
+
+namespace {
+
+constexpr uint64_t kHelloDeadlineMs = 10000;     // joined players must reach their worker by then
+constexpr uint64_t kRequestMaxTicNs = 100'000'000;  // request mode: a frame at least every 100 ms
+constexpr int kRequestPollMs = 1;
+
+core::Bounds BoxOf(const game::Edict& e) { return core::Bounds{e.origin + e.mins, e.origin + e.maxs}; }
+
+std::string MapName(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
+  const size_t dot = name.rfind('.');
+  if (dot != std::string::npos && dot > 0) name.resize(dot);
+  for (char& c : name) {
+    if (c == ' ' || c == '\\' || c < 0x21 || c > 0x7e) c = '_';
+  }
+  return name.empty() ? "map" : name.substr(0, proto::kMaxMapNameChars);
+}
+
+}  // namespace
+
+Server::Server(const ServerOptions& options)
+    : options_(options), stats_(options.threads), ticket_rng_(std::random_device{}()) {}
+
+core::Status Server::Create(const ServerOptions& options, std::unique_ptr<Server>* out) {
+  core::Status s = ValidateOptions(options);
+  if (!s.ok()) return s;
+  std::unique_ptr<Server> sv(new Server(options));
+  s = maps::LoadMap(options.map_path, &sv->map_);
+  if (!s.ok()) return s;
+  sv->collision_ = collision::CollisionWorld::Build(sv->map_);
+  game::WorldConfig config;
+  config.max_players = options.max_players;
+  config.tick_ms = options.tick_ms();
+  config.areanode_depth = options.areanode_depth;
+  config.seed = options.seed;
+  s = game::World::Create(sv->map_, *sv->collision_, config, &sv->world_);
+  if (!s.ok()) return s;
+  if (sv->world_->object_count() > proto::kMaxEntityId + 1) {
+    return core::Status::InvalidArgument(
+        "--max-players " + std::to_string(options.max_players) + " gives " +
+        std::to_string(sv->world_->object_count()) + " entities; the wire format allows " +
+        std::to_string(proto::kMaxEntityId + 1));
+  }
+  const bool areanode = options.locking == LockingScheme::kAreanode ||
+                        options.locking == LockingScheme::kAreanodeOpt;
+  sv->world_->tree().set_parent_locking(areanode);
+  sv->world_->set_region_check(options.region_check);
+
+  FrameShared& sh = sv->shared_;
+  sh.world = sv->world_.get();
+  sh.options = &sv->options_;
+  sh.stats = &sv->stats_;
+  sh.known_box.assign(options.max_players + 1, core::Bounds{});
+  sh.ping_ms.reset(new std::atomic<uint32_t>[options.max_players + 1]);
+  for (int i = 0; i <= options.max_players; ++i) sh.ping_ms[i].store(0);
+  sv->slot_used_.assign(options.max_players, false);
+  sv->last_frags_.assign(options.max_players + 1, 0);
+  sv->last_deaths_.assign(options.max_players + 1, 0);
+
+  s = Lobby::Create(options.bind_address, options.port,
+                    static_cast<size_t>(std::min(options.max_players + 64, 4095)), &sv->stats_,
+                    &sv->status_board_, &sv->join_requests_, &sv->join_decisions_, &sv->lobby_);
+  if (!s.ok()) return s;
+  for (int i = 0; i < options.threads; ++i) {
+    std::unique_ptr<Worker> w;
+    s = Worker::Create(i, &sv->shared_, &w);
+    if (!s.ok()) return s;
+    sv->workers_.push_back(std::move(w));
+  }
+  sv->PublishStatus();
+  *out = std::move(sv);
+  return core::Status::OK();
+}
+
+Server::~Server() {
+  RequestStop();
+  Wait();
+}
+
+void Server::Start() {
+  AS_CHECK(!started_, "Start called twice");
+  started_ = true;
+  start_ms_ = SteadyMs();
+  if (options_.frame_mode == FrameMode::kFixed) {
+    barrier_ = std::make_unique<std::barrier<>>(options_.threads);
+  }
+  lobby_thread_ = std::thread([this] { lobby_->Run(lobby_stop_); });
+  for (int i = 0; i < options_.threads; ++i) {
+    threads_.emplace_back([this, i] { FrameThread(i); });
+  }
+  spdlog::info("serving {} on UDP {} (workers {}..{}), {} thread(s), locking {}, {} frames",
+               options_.map_path, options_.port, options_.port + 1, options_.port + options_.threads,
+               options_.threads, LockingName(options_.locking), FrameModeName(options_.frame_mode));
+}
+
+void Server::Wait() {
+  for (std::thread& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+  lobby_stop_.store(true, std::memory_order_release);
+  if (lobby_thread_.joinable()) lobby_thread_.join();
+}
+
+StatsReport Server::Report() const {
+  ReportInfo info;
+  info.threads = options_.threads;
+  info.locking = LockingName(options_.locking);
+  info.frame_mode = FrameModeName(options_.frame_mode);
+  info.assign = AssignmentName(options_.assign);
+  info.map = options_.map_path;
+  info.tick_hz = options_.tick_hz;
+  info.areanode_depth = options_.areanode_depth;
+  info.leaf_count = world_->tree().leaf_count();
+  info.max_players = options_.max_players;
+  info.instrument = options_.instrument;
+  info.uptime_s = started_ ? static_cast<double>(SteadyMs() - start_ms_) / 1000.0 : 0.0;
+  return TakeReport(stats_, info);
+}
+
+// ---- Frame threads ---------------------------------------------------------------------------
+
+void Server::FrameThread(int index) {
+  PhaseClock clock(&stats_.thread(index), options_.instrument);
+  clock.Start(Phase::kIdle);
+  if (options_.frame_mode == FrameMode::kFixed) {
+    RunFixed(index, &clock);
+  } else {
+    RunRequest(index, &clock);
+  }
+  clock.Finish();
+  workers_[index]->Shutdown();
+}
+
+void Server::RunFixed(int index, PhaseClock* clock) {
+  Worker& w = *workers_[index];
+  const auto period = std::chrono::nanoseconds(1'000'000'000LL / options_.tick_hz);
+  auto next_tick = std::chrono::steady_clock::now();
+  for (;;) {
+    if (index == 0) {
+      clock->Switch(Phase::kIdle);
+      next_tick += period;
+      const auto now = std::chrono::steady_clock::now();
+      if (next_tick < now - period) next_tick = now;  // fell behind: do not burst to catch up
+      std::this_thread::sleep_until(next_tick);
+      frame_start_ns_ = NowNs();
+      stop_frame_ = stop_requested();
+      if (!stop_frame_) {
+        clock->Switch(Phase::kWorld);
+        WorldPhase(/*run_world=*/true);
+      }
+      clock->Switch(Phase::kInterWait);
+      barrier_->arrive_and_wait();  // A: world phase done
+    } else {
+      clock->Switch(Phase::kIdle);
+      barrier_->arrive_and_wait();  // A
+      clock->SwitchSplit(frame_start_ns_, Phase::kInterWait, Phase::kInterWait);
+    }
+    if (stop_frame_) break;
+    w.RequestPhase(clock);
+    clock->Switch(Phase::kIntraWait);
+    barrier_->arrive_and_wait();  // B: every request executed
+    w.ReplyPhase(clock);
+    clock->Switch(Phase::kInterWait);
+    AddRelaxed(stats_.thread(index).frames, 1);
+    barrier_->arrive_and_wait();  // C: every reply sent
+    if (index == 0) {
+      stats_.frame_hist.Record(NowNs() - frame_start_ns_);
+      AddRelaxed(stats_.frames, 1);
+    }
+  }
+}
+
+void Server::RunRequest(int index, PhaseClock* clock) {
+  Worker& w = *workers_[index];
+  for (;;) {
+    clock->Switch(Phase::kIdle);
+    bool want = w.Poll(kRequestPollMs);
+    if (stop_requested()) break;
+    if (!want && index == 0) {
+      // The master of last resort: pending joins/leaves, or QuakeWorld's sv_maxtic.
+      want = !join_requests_.Empty() || !shared_.notices.Empty() ||
+             NowNs() > last_frame_end_ns_.load(std::memory_order_relaxed) + kRequestMaxTicNs;
+    }
+    if (!want) continue;
+    clock->Switch(Phase::kInterWait);
+    const JoinOutcome outcome = JoinFrame(index);
+    if (outcome == JoinOutcome::kStop) break;
+    if (outcome == JoinOutcome::kMaster) {
+      clock->Switch(Phase::kWorld);
+      const uint64_t now = NowNs();
+      const bool run_world =
+          now >= last_world_ns_ + static_cast<uint64_t>(options_.tick_ms()) * 1'000'000;
+      if (run_world) last_world_ns_ = now;
+      WorldPhase(run_world);
+      std::lock_guard<std::mutex> lock(gate_mu_);
+      state_ = FrameState::kRequests;
+      gate_cv_.notify_all();
+    }
+    w.RequestPhase(clock);
+    clock->Switch(Phase::kIntraWait);
+    IntraBarrier();
+    w.ReplyPhase(clock);
+    AddRelaxed(stats_.thread(index).frames, 1);
+    EndFrame(index);
+  }
+}
+
+Server::JoinOutcome Server::JoinFrame(int /*index*/) {
+  std::unique_lock<std::mutex> lock(gate_mu_);
+  for (;;) {
+    if (state_ == FrameState::kIdle) {
+      if (stop_requested()) return JoinOutcome::kStop;
+      state_ = FrameState::kWorld;
+      ++gate_frame_;
+      participants_ = 1;
+      arrived_ = done_ = 0;
+      gate_frame_start_ns_ = NowNs();
+      return JoinOutcome::kMaster;
+    }
+    if (state_ == FrameState::kWorld) {
+      ++participants_;
+      const uint64_t frame = gate_frame_;
+      gate_cv_.wait(lock, [&] { return gate_frame_ != frame || state_ != FrameState::kWorld; });
+      return JoinOutcome::kParticipant;
+    }
+    // Too late for this frame: wait for its end (the master's frame-end signal).
+    const uint64_t frame = gate_frame_;
+    gate_cv_.wait(lock, [&] { return gate_frame_ != frame || state_ == FrameState::kIdle; });
+  }
+}
+
+void Server::IntraBarrier() {
+  std::unique_lock<std::mutex> lock(gate_mu_);
+  if (++arrived_ == participants_) {
+    state_ = FrameState::kReplies;
+    gate_cv_.notify_all();
+    return;
+  }
+  const uint64_t frame = gate_frame_;
+  gate_cv_.wait(lock, [&] { return gate_frame_ != frame || state_ == FrameState::kReplies; });
+}
+
+void Server::EndFrame(int /*index*/) {
+  std::lock_guard<std::mutex> lock(gate_mu_);
+  if (++done_ == participants_) {
+    const uint64_t now = NowNs();
+    stats_.frame_hist.Record(now - gate_frame_start_ns_);
+    AddRelaxed(stats_.frames, 1);
+    last_frame_end_ns_.store(now, std::memory_order_relaxed);
+    state_ = FrameState::kIdle;
+    gate_cv_.notify_all();
+  }
+}
+
+// ---- World phase (master) --------------------------------------------------------------------
+
+void Server::WorldPhase(bool run_world) {
+  CloseFrame();
+  ++shared_.frame_no;
+  record_ = FrameRecord{};
+  record_.frame_no = shared_.frame_no;
+  ApplyNotices();
+  ApplyJoins();
+  if (run_world) {
+    world_->RunWorldPhase();
+    AddRelaxed(stats_.world_ticks, 1);
+  }
+  record_.world_phase_ran = run_world;
+  shared_.tick = world_->globals().tick;
+  record_.tick = shared_.tick;
+  DetectKills();
+  RefreshKnownBoxes();
+  const uint64_t now_ms = SteadyMs();
+  if (now_ms >= last_status_ms_ + 1000) {
+    last_status_ms_ = now_ms;
+    PublishStatus();
+  }
+}
+
+void Server::CloseFrame() {
+  // Requests per thread per frame, over the threads that took part in the closed frame.
+  uint32_t lo = UINT32_MAX, hi = 0;
+  int in_frame = 0, locking_threads = 0;
+  for (auto& w : workers_) {
+    Worker::FrameCounters& c = w->frame_counters();
+    if (!c.in_frame) continue;
+    ++in_frame;
+    AddRelaxed(stats_.rptf_samples, 1);
+    AddRelaxed(stats_.rptf_sum, c.requests);
+    AddRelaxed(stats_.rptf_sum_sq, static_cast<uint64_t>(c.requests) * c.requests);
+    lo = std::min(lo, c.requests);
+    hi = std::max(hi, c.requests);
+    AddRelaxed(stats_.locked_commands, c.locked_commands);
+    AddRelaxed(stats_.distinct_leaves, c.distinct_leaves);
+    AddRelaxed(stats_.lock_retries, c.retries);
+    if (w->locker() != nullptr && w->locker()->any_this_frame()) ++locking_threads;
+  }
+  if (in_frame >= 2) {
+    AddRelaxed(stats_.rptf_spread_sum, hi - lo);
+    AddRelaxed(stats_.rptf_spread_frames, 1);
+  }
+  // Leaf statistics: relocks and leaves shared by two or more threads in the frame.
+  if (workers_[0]->locker() != nullptr) {
+    const int leaves = workers_[0]->locker()->leaf_count();
+    uint64_t acquisitions = 0, relocks = 0;
+    int shared_leaves = 0;
+    for (int l = 0; l < leaves; ++l) {
+      uint64_t a = 0;
+      int t = 0;
+      for (auto& w : workers_) {
+        const uint32_t n = w->locker()->frame_counts()[l];
+        a += n;
+        t += n > 0 ? 1 : 0;
+      }
+      acquisitions += a;
+      relocks += a > 1 ? a - 1 : 0;
+      shared_leaves += t >= 2 ? 1 : 0;
+    }
+    AddRelaxed(stats_.leaf_acquisitions, acquisitions);
+    AddRelaxed(stats_.relocks, relocks);
+    if (locking_threads >= 2) {
+      AddRelaxed(stats_.shared_frames, 1);
+      AddRelaxed(stats_.shared_leaves_milli_pct,
+                 static_cast<uint64_t>(100000.0 * shared_leaves / leaves));
+    }
+    for (auto& w : workers_) w->locker()->ResetFrame();
+  }
+  // The closed frame's serial order, for the observer (recovery log).
+  if (observer_ != nullptr && record_.frame_no != 0) {
+    for (auto& w : workers_) {
+      record_.commands.insert(record_.commands.end(), w->records().begin(), w->records().end());
+    }
+    std::sort(record_.commands.begin(), record_.commands.end(),
+              [](const CommandRecord& a, const CommandRecord& b) { return a.exec_seq < b.exec_seq; });
+    observer_->OnFrameClosed(record_);
+  }
+  for (auto& w : workers_) {
+    w->records().clear();
+    w->frame_counters() = Worker::FrameCounters{};
+  }
+}
+
+void Server::ApplyNotices() {
+  notice_scratch_.clear();
+  shared_.notices.DrainInto(&notice_scratch_);
+  for (const WorkerNotice& n : notice_scratch_) {
+    if (n.kind == WorkerNotice::Kind::kChat) {
+      proto::ChatEvent chat;
+      chat.from_id = static_cast<uint16_t>(n.player);
+      chat.from_name = world_->Get(n.player).name;
+      chat.text = n.text;
+      std::vector<uint8_t> bytes;
+      if (proto::Encode(chat, &bytes).ok()) Broadcast(bytes);
+      continue;
+    }
+    auto it = online_.find(n.player);
+    if (it == online_.end()) continue;
+    const core::Status s = world_->Leave(n.player);
+    if (!s.ok()) spdlog::warn("leave of player {} failed: {}", n.player, s.ToString());
+    slot_used_[it->second.slot] = false;
+    online_.erase(it);
+    record_.leaves.push_back(n.player);
+    AddRelaxed(stats_.leaves, 1);
+    stats_.players_online.store(online_.size(), std::memory_order_relaxed);
+  }
+}
+
+int Server::WorkerForSlot(int slot) const {
+  if (options_.assign == Assignment::kRoundRobin) return slot % options_.threads;
+  return static_cast<int>(static_cast<int64_t>(slot) * options_.threads / options_.max_players);
+}
+
+void Server::ApplyJoins() {
+  join_scratch_.clear();
+  join_requests_.DrainInto(&join_scratch_);
+  for (const JoinTicketRequest& req : join_scratch_) {
+    JoinDecision d;
+    d.lobby_conn = req.lobby_conn;
+    d.refuse = DecideJoin(req, &d);
+    join_decisions_.Push(std::move(d));
+  }
+}
+
+proto::JoinRefuse Server::DecideJoin(const JoinTicketRequest& req, JoinDecision* d) {
+  proto::JoinRefuse refuse;
+  const game::EntityId existing = world_->FindPlayer(req.name);
+  if (existing != 0 && online_.count(existing)) {
+    refuse.reason = proto::RefuseReason::kAlreadyConnected;
+    refuse.text = "a player with this name is connected";
+    return refuse;
+  }
+  if (online_.size() >= static_cast<size_t>(options_.max_players)) {
+    refuse.reason = proto::RefuseReason::kServerFull;
+    refuse.text = "server full (" + std::to_string(options_.max_players) + " players)";
+    return refuse;
+  }
+  const game::JoinResult r = world_->Join(req.name, req.token);
+  if (!r.status.ok()) {
+    if (r.status.code() == core::Status::Code::kInvalidArgument) {
+      refuse.reason = proto::RefuseReason::kBadName;
+    } else {
+      refuse.reason = existing != 0 ? proto::RefuseReason::kWrongToken
+                                    : proto::RefuseReason::kServerFull;
+    }
+    refuse.text = r.status.message().substr(0, proto::kMaxReasonChars);
+    return refuse;
+  }
+  int slot = 0;
+  while (slot_used_[slot]) ++slot;  // online_.size() < max_players: a free slot exists
+  slot_used_[slot] = true;
+  const int worker = WorkerForSlot(slot);
+  online_[r.player] = Online{slot, worker};
+  uint64_t ticket = 0;
+  while (ticket == 0) ticket = ticket_rng_();
+  const game::Edict& p = world_->Get(r.player);
+  workers_[worker]->assignments().Push(
+      PlayerAssignment{r.player, ticket, p.last_cmd_sequence, SteadyMs() + kHelloDeadlineMs});
+  last_frags_[r.player] = p.frags;
+  last_deaths_[r.player] = p.deaths;
+  d->accepted = true;
+  d->accept.worker_port = workers_[worker]->port();
+  d->accept.player_id = static_cast<uint16_t>(r.player);
+  d->accept.session_ticket = ticket;
+  d->accept.last_applied_sequence = p.last_cmd_sequence;
+  d->accept.tick_rate_hz = static_cast<uint16_t>(options_.tick_hz);
+  d->accept.server_tick = static_cast<uint32_t>(std::max(0, world_->globals().tick));
+  d->accept.server_time_ms = SteadyMs() - start_ms_;
+  record_.joins.push_back(FrameRecord::Join{req.name, req.token, r.player});
+  AddRelaxed(stats_.joins, 1);
+  stats_.players_online.store(online_.size(), std::memory_order_relaxed);
+  if (online_.size() > Load(stats_.max_players_online)) {
+    stats_.max_players_online.store(online_.size(), std::memory_order_relaxed);
+  }
+  return refuse;
+}
+
+void Server::Broadcast(const std::vector<uint8_t>& bytes) {
+  for (auto& w : workers_) w->events().Push(ReliableEvent{bytes});
+}
+
+void Server::DetectKills() {
+  // The game keeps frag and death counters, not a kill log: a death is a FragEvent when the
+  // killer is unambiguous (exactly one player gained frags), else a DeathEvent.
+  std::vector<game::EntityId> victims, killers;
+  int gained = 0;
+  for (const auto& [id, online] : online_) {
+    const game::Edict& e = world_->Get(id);
+    if (e.deaths > last_deaths_[id]) victims.push_back(id);
+    if (e.frags > last_frags_[id]) {
+      killers.push_back(id);
+      gained += e.frags - last_frags_[id];
+    }
+  }
+  for (game::EntityId v : victims) {
+    const game::Edict& e = world_->Get(v);
+    std::vector<uint8_t> bytes;
+    if (killers.size() == 1 && gained == static_cast<int>(victims.size()) && killers[0] != v) {
+      proto::FragEvent f;
+      f.killer_id = static_cast<uint16_t>(killers[0]);
+      f.victim_id = static_cast<uint16_t>(v);
+      f.weapon = WireWeapon(world_->Get(killers[0]).weapon);
+      if (proto::Encode(f, &bytes).ok()) Broadcast(bytes);
+    } else {
+      proto::DeathEvent de;
+      de.victim_id = static_cast<uint16_t>(v);
+      de.cause = e.frags < last_frags_[v] ? proto::DeathCause::kSuicide : proto::DeathCause::kWorld;
+      if (proto::Encode(de, &bytes).ok()) Broadcast(bytes);
+    }
+  }
+  for (const auto& [id, online] : online_) {
+    last_frags_[id] = world_->Get(id).frags;
+    last_deaths_[id] = world_->Get(id).deaths;
+  }
+}
+
+void Server::RefreshKnownBoxes() {
+  for (const auto& [id, online] : online_) shared_.known_box[id] = BoxOf(world_->Get(id));
+}
+
+void Server::PublishStatus() {
+  proto::ServerStatus st;
+  st.hostname = options_.hostname.substr(0, proto::kMaxHostnameChars);
+  for (char& c : st.hostname) {
+    if (c == '\\' || c < 0x20 || c > 0x7e) c = '_';  // the status format's separator
+  }
+  st.map = MapName(options_.map_path);
+  st.players = static_cast<uint32_t>(online_.size());
+  st.max_players = static_cast<uint32_t>(options_.max_players);
+  st.protocol_version = proto::kProtocolVersion;
+  st.tick_rate_hz = static_cast<uint32_t>(options_.tick_hz);
+  for (const auto& [id, online] : online_) {
+    const game::Edict& e = world_->Get(id);
+    proto::StatusPlayer p;
+    p.name = e.name;
+    p.frags = std::clamp<int32_t>(e.frags, -32768, 32767);
+    p.ping_ms = std::min<uint32_t>(shared_.ping_ms[id].load(std::memory_order_relaxed), 9999);
+    st.player_list.push_back(std::move(p));
+  }
+  std::sort(st.player_list.begin(), st.player_list.end(),
+            [](const proto::StatusPlayer& a, const proto::StatusPlayer& b) { return a.name < b.name; });
+  status_board_.Publish(std::move(st));
+}
+
+}  // namespace sv

@@ -1,0 +1,156 @@
+// Server: the frame orchestrator of the parallel Quake server (the paper's Figure 3). Owns the
+// map, the collision world, the game World, the lobby thread and one frame thread per worker,
+// and runs every frame as three phases separated by global barriers:
+//   1. world    (the master alone): leaves, joins, the game's world phase, kill events;
+//   2. requests (every worker in the frame): drain its own port, validate, execute commands
+//      under the locking scheme (--locking);
+//   3. replies  (every worker in the frame): snapshots to the players that sent a request,
+//      reliable events; read-only on the world.
+// Fixed mode: thread 0 is master, all threads run every frame at --tick-hz. Request mode: the
+// first thread that sees a request becomes master; threads arriving after the world phase wait
+// for the next frame.
+//
+// Threading: Create/Start/Wait/set_frame_observer on one controlling thread; RequestStop and
+// Report from any thread; world() only after Wait().
+#pragma once
+
+#include <atomic>
+#include <barrier>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "maps/map.h"
+#include "server/collision/collision_world.h"
+#include "server/core/status.h"
+#include "server/game/world.h"
+#include "server/sv/frame_shared.h"
+#include "server/sv/lobby.h"
+#include "server/sv/server_options.h"
+#include "server/sv/server_stats.h"
+#include "server/sv/stats_report.h"
+#include "server/sv/worker.h"
+
+namespace sv {
+
+// One closed frame in a serial order that reproduces it (for the recovery log): the joins and
+// leaves the master applied, whether the world phase ran, then the commands by exec_seq.
+struct FrameRecord {
+  uint32_t frame_no = 0;
+  int32_t tick = 0;  // world tick after the frame's world phase
+  bool world_phase_ran = false;
+  struct Join {
+    std::string name;
+    uint64_t token = 0;
+    game::EntityId player = 0;
+  };
+  std::vector<game::EntityId> leaves;  // applied first
+  std::vector<Join> joins;             // then these
+  std::vector<CommandRecord> commands; // after RunWorldPhase (if it ran), sorted by exec_seq
+};
+
+// Receives each closed frame on the master thread, during the next frame's world phase.
+class FrameObserver {
+ public:
+  virtual ~FrameObserver() = default;
+  virtual void OnFrameClosed(const FrameRecord& record) = 0;
+};
+
+class Server {
+ public:
+  // Loads the map, builds the world, binds the lobby and worker ports. Does not start threads.
+  static core::Status Create(const ServerOptions& options, std::unique_ptr<Server>* out);
+  ~Server();  // RequestStop + Wait
+
+  void set_frame_observer(FrameObserver* observer) { observer_ = observer; }
+  void Start();
+  void RequestStop() { stop_.store(true, std::memory_order_release); }
+  bool stop_requested() const { return stop_.load(std::memory_order_acquire); }
+  void Wait();
+
+  StatsReport Report() const;
+  const ServerOptions& options() const { return options_; }
+  uint16_t lobby_port() const { return options_.port; }
+  const maps::Map& map() const { return map_; }
+  const collision::CollisionWorld& collision() const { return *collision_; }
+  const game::World& world() const { return *world_; }  // after Wait()
+
+ private:
+  enum class FrameState : uint8_t { kIdle, kWorld, kRequests, kReplies };
+  enum class JoinOutcome : uint8_t { kMaster, kParticipant, kStop };
+  struct Online {
+    int slot = 0;
+    int worker = 0;
+  };
+
+  explicit Server(const ServerOptions& options);
+  void FrameThread(int index);
+  void RunFixed(int index, PhaseClock* clock);
+  void RunRequest(int index, PhaseClock* clock);
+  JoinOutcome JoinFrame(int index);
+  void IntraBarrier();
+  void EndFrame(int index);
+
+  // Master only, world phase.
+  void WorldPhase(bool run_world);
+  void CloseFrame();
+  void ApplyNotices();
+  void ApplyJoins();
+  proto::JoinRefuse DecideJoin(const JoinTicketRequest& req, JoinDecision* decision);
+  void DetectKills();
+  void Broadcast(const std::vector<uint8_t>& bytes);
+  void RefreshKnownBoxes();
+  void PublishStatus();
+  int WorkerForSlot(int slot) const;
+
+  ServerOptions options_;
+  maps::Map map_;
+  std::unique_ptr<collision::CollisionWorld> collision_;
+  std::unique_ptr<game::World> world_;
+  ServerStats stats_;
+  FrameShared shared_;
+  StatusBoard status_board_;
+  ThreadQueue<JoinTicketRequest> join_requests_;
+  ThreadQueue<JoinDecision> join_decisions_;
+  std::unique_ptr<Lobby> lobby_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::thread lobby_thread_;
+  std::vector<std::thread> threads_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> lobby_stop_{false};
+  bool started_ = false;
+  uint64_t start_ms_ = 0;
+  FrameObserver* observer_ = nullptr;
+
+  // Fixed mode.
+  std::unique_ptr<std::barrier<>> barrier_;
+  uint64_t frame_start_ns_ = 0;  // master writes before barrier A; workers read after it
+  bool stop_frame_ = false;      // likewise
+
+  // Request mode: the frame gate (the paper's wait/signal synchronization).
+  std::mutex gate_mu_;
+  std::condition_variable gate_cv_;
+  FrameState state_ = FrameState::kIdle;  // guarded by gate_mu_
+  uint64_t gate_frame_ = 0;               // guarded by gate_mu_
+  int participants_ = 0, arrived_ = 0, done_ = 0;  // guarded by gate_mu_
+  uint64_t gate_frame_start_ns_ = 0;      // guarded by gate_mu_
+  uint64_t last_world_ns_ = 0;            // master of the frame only
+  std::atomic<uint64_t> last_frame_end_ns_{0};
+
+  // Master-only state (serial phases).
+  std::unordered_map<game::EntityId, Online> online_;
+  std::vector<bool> slot_used_;
+  std::vector<int32_t> last_frags_, last_deaths_;
+  std::mt19937_64 ticket_rng_;
+  uint64_t last_status_ms_ = 0;
+  FrameRecord record_;  // the frame in progress
+  std::vector<JoinTicketRequest> join_scratch_;
+  std::vector<WorkerNotice> notice_scratch_;
+};
+
+}  // namespace sv

@@ -1,0 +1,164 @@
+// Command-line parsing for aftershock-server (cxxopts): flags, defaults, cross-field rules.
+#include "server/sv/server_options.h"
+
+#include <cmath>
+#include <cxxopts.hpp>
+#include <thread>
+#include <vector>
+
+namespace sv {
+
+const char* LockingName(LockingScheme s) {
+  switch (s) {
+    case LockingScheme::kSequential: return "sequential";
+    case LockingScheme::kGlobal: return "global";
+    case LockingScheme::kAreanode: return "areanode";
+    case LockingScheme::kAreanodeOpt: return "areanode-opt";
+  }
+  return "?";
+}
+
+const char* FrameModeName(FrameMode m) { return m == FrameMode::kRequest ? "request" : "fixed"; }
+
+const char* AssignmentName(Assignment a) {
+  return a == Assignment::kBlock ? "block" : "round-robin";
+}
+
+namespace {
+
+int HardwareThreads() {
+  const unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 1 : static_cast<int>(n);
+}
+
+cxxopts::Options MakeOptions() {
+  cxxopts::Options o("aftershock-server",
+                     "Aftershock: a multithreaded Quake-style dedicated server (ENet, UDP).\n"
+                     "The lobby listens on --port; worker thread i on --port + 1 + i.");
+  // clang-format off
+  o.add_options()
+    ("map", "Quake .map file to serve", cxxopts::value<std::string>()->default_value("maps/dm_arena.map"))
+    ("bind", "IPv4 address to bind the lobby and workers to", cxxopts::value<std::string>()->default_value("0.0.0.0"))
+    ("port", "Base UDP port: the lobby (joins, getchallenge/status queries)", cxxopts::value<int>()->default_value("27500"))
+    ("threads", "Worker threads, each with its own UDP port (default: hardware cores; 1 with --locking sequential)", cxxopts::value<int>())
+    ("max-players", "Most players online at once (also the number of persistent player records)", cxxopts::value<int>()->default_value("64"))
+    ("locking", "Command locking: sequential (1 thread, no locks), global (one lock per command), "
+                "areanode (leaf locks of the move box; long-range actions lock all leaves), "
+                "areanode-opt (projectiles lock an expanded box, hitscan a directional box)",
+     cxxopts::value<std::string>()->default_value("areanode-opt"))
+    ("areanode-depth", "Areanode tree depth (1..8): 2^depth leaves to lock", cxxopts::value<int>()->default_value("4"))
+    ("frame-mode", "fixed: every worker in every frame at --tick-hz; request: the first thread "
+                   "that sees a request becomes master of the frame (the paper's server)",
+     cxxopts::value<std::string>()->default_value("fixed"))
+    ("tick-hz", "Frames per second in fixed mode; in request mode the world phase runs at most this often (sv_mintic)",
+     cxxopts::value<int>()->default_value("30"))
+    ("assign", "Player to worker assignment: block (the paper's) or round-robin", cxxopts::value<std::string>()->default_value("block"))
+    ("duration", "Serve this many seconds, then shut down cleanly (0 = until SIGINT/SIGTERM)", cxxopts::value<double>()->default_value("0"))
+    ("stats-out", "Write statistics as JSON to this file (atomically) every --stats-interval and at exit; schema in docs/stats.md",
+     cxxopts::value<std::string>()->default_value(""))
+    ("stats-interval", "Seconds between stats JSON rewrites and console summary lines", cxxopts::value<double>()->default_value("5"))
+    ("log-level", "trace, debug, info, warn, error, critical or off", cxxopts::value<std::string>()->default_value("info"))
+    ("instrument", "Per-phase time breakdown: on or off (off only to measure its overhead)", cxxopts::value<std::string>()->default_value("on"))
+    ("region-check", "Abort if a command touches an entity outside its declared region (debug)")
+    ("interest-radius", "Snapshot interest radius in units", cxxopts::value<float>()->default_value("2048"))
+    ("seed", "World random seed", cxxopts::value<uint64_t>()->default_value("1"))
+    ("hostname", "Name reported by the status query", cxxopts::value<std::string>()->default_value("aftershock"))
+    ("h,help", "Print this help");
+  // clang-format on
+  return o;
+}
+
+ParseResult Error(const std::string& msg, const std::string& help) {
+  return {ParseOutcome::kError, "error: " + msg + "\n\n" + help};
+}
+
+}  // namespace
+
+core::Status ValidateOptions(const ServerOptions& o) {
+  if (o.threads < 1 || o.threads > 64) return core::Status::InvalidArgument("--threads must be 1..64");
+  if (o.locking == LockingScheme::kSequential && o.threads != 1) {
+    return core::Status::InvalidArgument("--locking sequential runs one thread: use --threads 1");
+  }
+  if (o.max_players < 1 || o.max_players > 4096) {
+    return core::Status::InvalidArgument("--max-players must be 1..4096");
+  }
+  if (o.areanode_depth < 1 || o.areanode_depth > 8) {
+    return core::Status::InvalidArgument("--areanode-depth must be 1..8");
+  }
+  if (o.tick_hz < 1 || o.tick_hz > 1000) return core::Status::InvalidArgument("--tick-hz must be 1..1000");
+  if (static_cast<int>(o.port) + o.threads > 65535 || o.port == 0) {
+    return core::Status::InvalidArgument("--port must leave room for one port per thread");
+  }
+  if (!(o.duration_s >= 0) || !std::isfinite(o.duration_s)) {
+    return core::Status::InvalidArgument("--duration must be >= 0");
+  }
+  if (!(o.stats_interval_s > 0) || !std::isfinite(o.stats_interval_s)) {
+    return core::Status::InvalidArgument("--stats-interval must be > 0");
+  }
+  if (!(o.interest_radius > 0) || !std::isfinite(o.interest_radius)) {
+    return core::Status::InvalidArgument("--interest-radius must be > 0");
+  }
+  return core::Status::OK();
+}
+
+ParseResult ParseServerOptions(int argc, const char* const* argv, ServerOptions* out) {
+  cxxopts::Options options = MakeOptions();
+  const std::string help = options.help();
+  try {
+    const cxxopts::ParseResult r = options.parse(argc, argv);
+    if (r.count("help")) return {ParseOutcome::kHelp, help};
+    if (!r.unmatched().empty()) return Error("unexpected argument '" + r.unmatched()[0] + "'", help);
+    ServerOptions o;
+    o.map_path = r["map"].as<std::string>();
+    o.bind_address = r["bind"].as<std::string>();
+    const int port = r["port"].as<int>();
+    if (port < 1 || port > 65535) return Error("--port must be 1..65535", help);
+    o.port = static_cast<uint16_t>(port);
+    o.max_players = r["max-players"].as<int>();
+    const std::string locking = r["locking"].as<std::string>();
+    if (locking == "sequential") o.locking = LockingScheme::kSequential;
+    else if (locking == "global") o.locking = LockingScheme::kGlobal;
+    else if (locking == "areanode") o.locking = LockingScheme::kAreanode;
+    else if (locking == "areanode-opt") o.locking = LockingScheme::kAreanodeOpt;
+    else return Error("--locking must be sequential, global, areanode or areanode-opt, not '" + locking + "'", help);
+    if (r.count("threads")) {
+      o.threads = r["threads"].as<int>();
+    } else {
+      o.threads = o.locking == LockingScheme::kSequential ? 1 : HardwareThreads();
+    }
+    o.areanode_depth = r["areanode-depth"].as<int>();
+    const std::string mode = r["frame-mode"].as<std::string>();
+    if (mode == "fixed") o.frame_mode = FrameMode::kFixed;
+    else if (mode == "request") o.frame_mode = FrameMode::kRequest;
+    else return Error("--frame-mode must be request or fixed, not '" + mode + "'", help);
+    o.tick_hz = r["tick-hz"].as<int>();
+    const std::string assign = r["assign"].as<std::string>();
+    if (assign == "block") o.assign = Assignment::kBlock;
+    else if (assign == "round-robin") o.assign = Assignment::kRoundRobin;
+    else return Error("--assign must be block or round-robin, not '" + assign + "'", help);
+    o.duration_s = r["duration"].as<double>();
+    o.stats_out = r["stats-out"].as<std::string>();
+    o.stats_interval_s = r["stats-interval"].as<double>();
+    o.log_level = r["log-level"].as<std::string>();
+    static const std::vector<std::string> kLevels = {"trace", "debug", "info", "warn",
+                                                     "error", "critical", "off"};
+    bool level_ok = false;
+    for (const auto& l : kLevels) level_ok = level_ok || l == o.log_level;
+    if (!level_ok) return Error("--log-level must be one of trace..off, not '" + o.log_level + "'", help);
+    const std::string instrument = r["instrument"].as<std::string>();
+    if (instrument != "on" && instrument != "off") return Error("--instrument must be on or off", help);
+    o.instrument = instrument == "on";
+    o.region_check = r.count("region-check") > 0;
+    o.interest_radius = r["interest-radius"].as<float>();
+    o.seed = r["seed"].as<uint64_t>();
+    o.hostname = r["hostname"].as<std::string>();
+    const core::Status s = ValidateOptions(o);
+    if (!s.ok()) return Error(s.message(), help);
+    *out = o;
+    return {ParseOutcome::kRun, ""};
+  } catch (const cxxopts::exceptions::exception& e) {
+    return Error(e.what(), help);
+  }
+}
+
+}  // namespace sv

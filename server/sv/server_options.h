@@ -1,0 +1,74 @@
+// ServerOptions: every knob of aftershock-server, and the command-line parser that fills it
+// (cxxopts). Plain value type; the parser is pure (no globals), so tests can call it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "server/core/status.h"
+
+namespace sv {
+
+// How concurrent commands are kept apart (the parallel-Quake paper, sections 3.3 and 4.3).
+enum class LockingScheme : uint8_t {
+  kSequential,   // one thread, no locks: the baseline
+  kGlobal,       // one mutex around each command
+  kAreanode,     // leaf locks of the command's move box; long-range actions lock every leaf
+  kAreanodeOpt,  // as kAreanode, but projectiles lock an expanded box, hitscan a directional one
+};
+
+// What starts a frame.
+enum class FrameMode : uint8_t {
+  kRequest,  // the paper: the first thread that sees a request becomes master of the frame
+  kFixed,    // every worker in every frame, at --tick-hz (the paper's request batching, 5.2)
+};
+
+// How players are spread over worker threads.
+enum class Assignment : uint8_t {
+  kBlock,       // session slot s goes to worker s * threads / max_players (the paper's)
+  kRoundRobin,  // session slot s goes to worker s % threads
+};
+
+struct ServerOptions {
+  std::string map_path = "maps/dm_arena.map";
+  std::string bind_address = "0.0.0.0";
+  uint16_t port = 27500;           // lobby; worker i listens on port + 1 + i
+  int threads = 1;                 // worker threads, 1..64
+  int max_players = 64;
+  LockingScheme locking = LockingScheme::kAreanodeOpt;
+  int areanode_depth = 4;
+  FrameMode frame_mode = FrameMode::kFixed;
+  int tick_hz = 30;                // fixed: frame rate; request: world phase at most this often
+  Assignment assign = Assignment::kBlock;
+  double duration_s = 0;           // 0 = serve until SIGINT/SIGTERM
+  std::string stats_out;           // empty: no JSON file
+  double stats_interval_s = 5;     // JSON rewrite and console line period
+  std::string log_level = "info";
+  bool instrument = true;          // per-phase timing (off only to measure its overhead)
+  bool region_check = false;       // game's debug check that commands stay in their region
+  float interest_radius = 2048;    // snapshot interest radius, units
+  uint64_t seed = 1;               // world seed
+  std::string hostname = "aftershock";
+
+  int tick_ms() const { return tick_hz > 0 ? (1000 + tick_hz / 2) / tick_hz : 33; }
+};
+
+const char* LockingName(LockingScheme s);
+const char* FrameModeName(FrameMode m);
+const char* AssignmentName(Assignment a);
+
+enum class ParseOutcome : uint8_t { kRun, kHelp, kError };
+
+struct ParseResult {
+  ParseOutcome outcome = ParseOutcome::kRun;
+  std::string text;  // kHelp: the help text; kError: "error: ...\n\n" + help text
+};
+
+// Parses argv into *out (defaults for what is absent). Never throws, never exits.
+ParseResult ParseServerOptions(int argc, const char* const* argv, ServerOptions* out);
+
+// Checks the cross-field rules (also applied by ParseServerOptions).
+core::Status ValidateOptions(const ServerOptions& o);
+
+}  // namespace sv

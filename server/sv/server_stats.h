@@ -1,0 +1,161 @@
+// The server's measurements: the paper's per-thread time breakdown (PhaseClock, ThreadStats) and
+// the per-frame figures (ServerStats: frame-time histogram, requests per thread per frame, leaf
+// locking). Writers are the frame threads; the stats reporter reads everything at any time.
+// Every field has one writer (relaxed load + store) unless marked "any thread" (fetch_add).
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "server/sv/log_histogram.h"
+
+namespace sv {
+
+// Where a frame thread's time goes (paper, section 4). Every nanosecond of a frame thread's life
+// is in exactly one of these while instrumentation is on.
+enum class Phase : uint8_t {
+  kWorld,       // master: joins/leaves, world phase, per-frame bookkeeping
+  kReceive,     // draining the thread's ENet host, decoding and validating packets
+  kExec,        // executing commands (region computation and game code)
+  kLockLeaf,    // waiting for areanode leaf locks (or the global lock)
+  kLockParent,  // waiting for areanode parent-node locks (inside exec)
+  kReply,       // building and sending snapshots and events
+  kIntraWait,   // at the barrier between the request and reply phases
+  kInterWait,   // waiting for the world phase or for the previous frame to end
+  kIdle,        // waiting for requests (request mode) or for the next tick (fixed mode)
+  kCount
+};
+inline constexpr int kPhaseCount = static_cast<int>(Phase::kCount);
+inline constexpr const char* kPhaseNames[kPhaseCount] = {
+    "world", "receive", "exec", "lock_leaf", "lock_parent", "reply", "intra_wait", "inter_wait",
+    "idle"};
+
+inline uint64_t NowNs() {
+  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                   std::chrono::steady_clock::now().time_since_epoch())
+                                   .count());
+}
+
+// Single-writer counter helpers.
+inline void AddRelaxed(std::atomic<uint64_t>& a, uint64_t v) {
+  a.store(a.load(std::memory_order_relaxed) + v, std::memory_order_relaxed);
+}
+inline uint64_t Load(const std::atomic<uint64_t>& a) { return a.load(std::memory_order_relaxed); }
+
+// One per frame thread; written by that thread only.
+struct alignas(64) ThreadStats {
+  std::array<std::atomic<uint64_t>, kPhaseCount> phase_ns{};
+  std::atomic<uint64_t> frames{0};     // frames this thread took part in
+  std::atomic<uint64_t> requests{0};   // command packets accepted
+  std::atomic<uint64_t> commands{0};   // commands executed
+  std::atomic<uint64_t> replies{0};    // snapshots sent
+};
+
+// Attributes a thread's wall time to its current phase. Owned by one thread. With instrumentation
+// off every call is a no-op (no clock reads).
+class PhaseClock {
+ public:
+  PhaseClock(ThreadStats* stats, bool enabled) : stats_(stats), enabled_(enabled) {}
+  bool enabled() const { return enabled_; }
+
+  // Starts timing in phase p.
+  void Start(Phase p) {
+    if (!enabled_) return;
+    current_ = p;
+    since_ns_ = NowNs();
+  }
+  // Closes the current phase at now and enters p.
+  void Switch(Phase p) {
+    if (!enabled_) return;
+    const uint64_t now = NowNs();
+    Close(now);
+    current_ = p;
+    since_ns_ = now;
+  }
+  // Closes the current phase at `split_ns` (clamped into [since, now]), gives the rest up to now
+  // to `rest`, and enters `next`. Used at the frame-start barrier: the time before the master
+  // began the world phase is idle, the time after it is inter-frame wait.
+  void SwitchSplit(uint64_t split_ns, Phase rest, Phase next) {
+    if (!enabled_) return;
+    const uint64_t now = NowNs();
+    const uint64_t split = split_ns < since_ns_ ? since_ns_ : (split_ns > now ? now : split_ns);
+    Close(split);
+    AddRelaxed(stats_->phase_ns[static_cast<int>(rest)], now - split);
+    current_ = next;
+    since_ns_ = now;
+  }
+  // Moves `ns` measured inside the current phase to phase p (lock waits inside exec).
+  void Carve(Phase p, uint64_t ns) {
+    if (!enabled_ || ns == 0) return;
+    AddRelaxed(stats_->phase_ns[static_cast<int>(p)], ns);
+    carved_ns_ += ns;
+  }
+  // Closes the current phase at now (the thread is leaving the frame loop).
+  void Finish() {
+    if (!enabled_) return;
+    Close(NowNs());
+    since_ns_ = NowNs();
+  }
+
+ private:
+  void Close(uint64_t end_ns) {
+    uint64_t elapsed = end_ns > since_ns_ ? end_ns - since_ns_ : 0;
+    elapsed = elapsed > carved_ns_ ? elapsed - carved_ns_ : 0;
+    carved_ns_ = 0;
+    AddRelaxed(stats_->phase_ns[static_cast<int>(current_)], elapsed);
+  }
+
+  ThreadStats* stats_;
+  bool enabled_;
+  Phase current_ = Phase::kIdle;
+  uint64_t since_ns_ = 0;
+  uint64_t carved_ns_ = 0;
+};
+
+// Whole-server figures. Frame-level fields are written by the thread that closes the frame's
+// bookkeeping (the master of the next world phase); the reporter reads them at any time.
+class ServerStats {
+ public:
+  explicit ServerStats(int threads) : threads_(threads), per_thread_(threads) {}
+
+  int threads() const { return threads_; }
+  ThreadStats& thread(int i) { return per_thread_[i]; }
+  const ThreadStats& thread(int i) const { return per_thread_[i]; }
+
+  LogHistogram frame_hist;  // busy time of a frame: world phase start to the end of replies
+  std::atomic<uint64_t> frames{0};
+  std::atomic<uint64_t> world_ticks{0};
+
+  // Requests per thread per frame, over (frame, thread) samples with the thread in the frame.
+  std::atomic<uint64_t> rptf_samples{0}, rptf_sum{0}, rptf_sum_sq{0};
+  // Sum over multi-thread frames of (max - min) requests among the threads, and their count.
+  std::atomic<uint64_t> rptf_spread_sum{0}, rptf_spread_frames{0};
+
+  // Leaf locking (areanode schemes).
+  std::atomic<uint64_t> locked_commands{0};   // commands executed under leaf locks
+  std::atomic<uint64_t> distinct_leaves{0};   // sum over those commands of distinct leaves locked
+  std::atomic<uint64_t> leaf_acquisitions{0};
+  std::atomic<uint64_t> relocks{0};           // acquisitions of a leaf already locked this frame
+  std::atomic<uint64_t> lock_retries{0};      // region grew after locking: released, relocked
+  std::atomic<uint64_t> shared_frames{0};     // frames where >= 2 threads executed commands
+  std::atomic<uint64_t> shared_leaves_milli_pct{0};  // sum of per-frame % * 1000
+
+  // Any thread.
+  std::atomic<uint64_t> invalid_packets{0};
+  std::atomic<uint64_t> kicked{0};
+  std::atomic<uint64_t> joins{0};
+  std::atomic<uint64_t> join_refusals{0};
+  std::atomic<uint64_t> leaves{0};
+  std::atomic<uint64_t> players_online{0};
+  std::atomic<uint64_t> max_players_online{0};
+
+ private:
+  int threads_;
+  std::vector<ThreadStats> per_thread_;
+};
+
+}  // namespace sv

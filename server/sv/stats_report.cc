@@ -1,0 +1,218 @@
+// StatsReport: snapshot of the counters, JSON rendering, console line, atomic file write.
+#include "server/sv/stats_report.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <string_view>
+
+namespace sv {
+
+namespace {
+
+double Ratio(double num, double den) { return den > 0 ? num / den : 0.0; }
+
+// JSON string escaping for the few free-text fields (map path, names of modes).
+std::string JsonString(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\u%04x", c);
+          out += buf;
+        } else {
+          out += c;
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string Num(double v) {
+  if (!std::isfinite(v)) return "0";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.4f", v);
+  return buf;
+}
+
+std::string Num(uint64_t v) { return std::to_string(v); }
+
+std::string BreakdownJson(const std::array<uint64_t, kPhaseCount>& ns) {
+  const auto pct = Percentages(ns);
+  std::string out = "{";
+  for (int p = 0; p < kPhaseCount; ++p) {
+    if (p) out += ", ";
+    out += JsonString(kPhaseNames[p]) + ": " + Num(pct[p]);
+  }
+  return out + "}";
+}
+
+}  // namespace
+
+std::array<double, kPhaseCount> Percentages(const std::array<uint64_t, kPhaseCount>& ns) {
+  std::array<double, kPhaseCount> pct{};
+  double total = 0;
+  for (uint64_t v : ns) total += static_cast<double>(v);
+  if (total <= 0) return pct;
+  for (int p = 0; p < kPhaseCount; ++p) pct[p] = 100.0 * static_cast<double>(ns[p]) / total;
+  return pct;
+}
+
+StatsReport TakeReport(const ServerStats& s, const ReportInfo& info) {
+  StatsReport r;
+  r.info = info;
+  r.players = Load(s.players_online);
+  r.max_players_online = Load(s.max_players_online);
+  r.frames = Load(s.frames);
+  r.world_ticks = Load(s.world_ticks);
+  r.invalid_packets = Load(s.invalid_packets);
+  r.kicked = Load(s.kicked);
+  r.joins = Load(s.joins);
+  r.join_refusals = Load(s.join_refusals);
+  r.leaves = Load(s.leaves);
+  for (int t = 0; t < s.threads(); ++t) {
+    const ThreadStats& ts = s.thread(t);
+    std::array<uint64_t, kPhaseCount> ns{};
+    for (int p = 0; p < kPhaseCount; ++p) {
+      ns[p] = Load(ts.phase_ns[p]);
+      r.total_ns[p] += ns[p];
+    }
+    r.thread_ns.push_back(ns);
+    r.thread_requests.push_back(Load(ts.requests));
+    r.thread_commands.push_back(Load(ts.commands));
+    r.thread_replies.push_back(Load(ts.replies));
+    r.thread_frames.push_back(Load(ts.frames));
+    r.requests += r.thread_requests.back();
+    r.commands += r.thread_commands.back();
+    r.replies += r.thread_replies.back();
+  }
+  r.frame = s.frame_hist.Summarize();
+  const double n = static_cast<double>(Load(s.rptf_samples));
+  r.rptf_mean = Ratio(static_cast<double>(Load(s.rptf_sum)), n);
+  const double mean_sq = Ratio(static_cast<double>(Load(s.rptf_sum_sq)), n);
+  r.rptf_stddev = std::sqrt(std::max(0.0, mean_sq - r.rptf_mean * r.rptf_mean));
+  r.rptf_mean_spread = Ratio(static_cast<double>(Load(s.rptf_spread_sum)),
+                             static_cast<double>(Load(s.rptf_spread_frames)));
+  const double locked = static_cast<double>(Load(s.locked_commands));
+  r.leaves_per_request = Ratio(static_cast<double>(Load(s.distinct_leaves)), locked);
+  r.leaves_per_request_pct =
+      info.leaf_count > 0 ? 100.0 * r.leaves_per_request / info.leaf_count : 0.0;
+  r.leaf_acquisitions = Load(s.leaf_acquisitions);
+  r.relock_pct = 100.0 * Ratio(static_cast<double>(Load(s.relocks)),
+                               static_cast<double>(r.leaf_acquisitions));
+  r.shared_leaves_pct = Ratio(static_cast<double>(Load(s.shared_leaves_milli_pct)) / 1000.0,
+                              static_cast<double>(Load(s.shared_frames)));
+  r.lock_retries = Load(s.lock_retries);
+  return r;
+}
+
+std::string ToJson(const StatsReport& r) {
+  std::string j = "{\n";
+  auto field = [&j](std::string_view key, const std::string& value, bool last = false) {
+    j += "  " + JsonString(key) + ": " + value + (last ? "\n" : ",\n");
+  };
+  field("threads", Num(static_cast<uint64_t>(r.info.threads)));
+  field("locking", JsonString(r.info.locking));
+  field("frame_mode", JsonString(r.info.frame_mode));
+  field("assign", JsonString(r.info.assign));
+  field("map", JsonString(r.info.map));
+  field("tick_hz", Num(static_cast<uint64_t>(r.info.tick_hz)));
+  field("areanode_depth", Num(static_cast<uint64_t>(r.info.areanode_depth)));
+  field("areanode_leaves", Num(static_cast<uint64_t>(r.info.leaf_count)));
+  field("max_players", Num(static_cast<uint64_t>(r.info.max_players)));
+  field("instrument", r.info.instrument ? "true" : "false");
+  field("uptime_s", Num(r.info.uptime_s));
+  field("players", Num(r.players));
+  field("max_players_online", Num(r.max_players_online));
+  field("frames", Num(r.frames));
+  field("world_ticks", Num(r.world_ticks));
+  field("requests", Num(r.requests));
+  field("commands", Num(r.commands));
+  field("replies", Num(r.replies));
+  field("breakdown_pct", BreakdownJson(r.total_ns));
+  std::string per = "[";
+  for (size_t t = 0; t < r.thread_ns.size(); ++t) {
+    if (t) per += ",";
+    per += "\n    {\"thread\": " + Num(static_cast<uint64_t>(t)) +
+           ", \"frames\": " + Num(r.thread_frames[t]) +
+           ", \"requests\": " + Num(r.thread_requests[t]) +
+           ", \"commands\": " + Num(r.thread_commands[t]) +
+           ", \"replies\": " + Num(r.thread_replies[t]) +
+           ", \"breakdown_pct\": " + BreakdownJson(r.thread_ns[t]) + "}";
+  }
+  field("per_thread", per + "\n  ]");
+  field("frame_ms", "{\"count\": " + Num(r.frame.count) + ", \"mean\": " + Num(r.frame.mean_ms) +
+                        ", \"p50\": " + Num(r.frame.p50_ms) + ", \"p99\": " +
+                        Num(r.frame.p99_ms) + ", \"max\": " + Num(r.frame.max_ms) + "}");
+  field("requests_per_thread_per_frame",
+        "{\"mean\": " + Num(r.rptf_mean) + ", \"stddev\": " + Num(r.rptf_stddev) +
+            ", \"mean_spread\": " + Num(r.rptf_mean_spread) + "}");
+  field("lock", "{\"leaves_per_request\": " + Num(r.leaves_per_request) +
+                    ", \"leaves_per_request_pct\": " + Num(r.leaves_per_request_pct) +
+                    ", \"relock_pct\": " + Num(r.relock_pct) +
+                    ", \"shared_leaves_pct\": " + Num(r.shared_leaves_pct) +
+                    ", \"leaf_acquisitions\": " + Num(r.leaf_acquisitions) +
+                    ", \"retries\": " + Num(r.lock_retries) + "}");
+  field("invalid_packets", Num(r.invalid_packets));
+  field("kicked", Num(r.kicked));
+  field("joins", Num(r.joins));
+  field("join_refusals", Num(r.join_refusals));
+  field("leaves", Num(r.leaves), /*last=*/true);
+  return j + "}\n";
+}
+
+std::string ConsoleLine(const StatsReport& prev, const StatsReport& cur) {
+  const double dt = cur.info.uptime_s - prev.info.uptime_s;
+  std::array<uint64_t, kPhaseCount> d{};
+  for (int p = 0; p < kPhaseCount; ++p) d[p] = cur.total_ns[p] - prev.total_ns[p];
+  const auto pct = Percentages(d);
+  const auto P = [&pct](Phase p) { return pct[static_cast<int>(p)]; };
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "players %llu | %.1f frames/s | %.0f req/s | frame p99 %.2f ms | lock %.1f%% | "
+                "wait %.1f%% | idle %.1f%% | invalid %llu kicked %llu",
+                static_cast<unsigned long long>(cur.players),
+                Ratio(static_cast<double>(cur.frames - prev.frames), dt),
+                Ratio(static_cast<double>(cur.requests - prev.requests), dt), cur.frame.p99_ms,
+                P(Phase::kLockLeaf) + P(Phase::kLockParent),
+                P(Phase::kIntraWait) + P(Phase::kInterWait), P(Phase::kIdle),
+                static_cast<unsigned long long>(cur.invalid_packets),
+                static_cast<unsigned long long>(cur.kicked));
+  return buf;
+}
+
+core::Status WriteFileAtomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return core::Status::IoError("open " + tmp + ": " + std::strerror(errno));
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      const std::string err = std::strerror(errno);
+      ::close(fd);
+      return core::Status::IoError("write " + tmp + ": " + err);
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd) != 0 || ::close(fd) != 0) {
+    return core::Status::IoError("fsync/close " + tmp + ": " + std::strerror(errno));
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    return core::Status::IoError("rename " + tmp + " -> " + path + ": " + std::strerror(errno));
+  }
+  return core::Status::OK();
+}
+
+}  // namespace sv

@@ -1,0 +1,56 @@
+// StatsReport: a consistent-enough copy of ServerStats taken at one moment, its JSON form
+// (schema: docs/stats.md), the one-line console summary, and atomic publication of the file.
+// Pure functions over values; safe on any thread.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "server/core/status.h"
+#include "server/sv/server_stats.h"
+
+namespace sv {
+
+struct ReportInfo {
+  int threads = 1;
+  std::string locking, frame_mode, assign, map;
+  int tick_hz = 0;
+  int areanode_depth = 0;
+  int leaf_count = 0;
+  int max_players = 0;
+  bool instrument = true;
+  double uptime_s = 0;
+};
+
+struct StatsReport {
+  ReportInfo info;
+  uint64_t players = 0, max_players_online = 0;
+  uint64_t frames = 0, world_ticks = 0, requests = 0, commands = 0, replies = 0;
+  uint64_t invalid_packets = 0, kicked = 0, joins = 0, join_refusals = 0, leaves = 0;
+  std::array<uint64_t, kPhaseCount> total_ns{};                 // summed over threads
+  std::vector<std::array<uint64_t, kPhaseCount>> thread_ns;     // per thread
+  std::vector<uint64_t> thread_requests, thread_commands, thread_replies, thread_frames;
+  LogHistogram::Summary frame;
+  double rptf_mean = 0, rptf_stddev = 0, rptf_mean_spread = 0;
+  double leaves_per_request = 0, leaves_per_request_pct = 0, relock_pct = 0,
+         shared_leaves_pct = 0;
+  uint64_t leaf_acquisitions = 0, lock_retries = 0;
+};
+
+StatsReport TakeReport(const ServerStats& stats, const ReportInfo& info);
+
+// Percentages of `ns` (sum 100 when any time was recorded, else all 0).
+std::array<double, kPhaseCount> Percentages(const std::array<uint64_t, kPhaseCount>& ns);
+
+std::string ToJson(const StatsReport& r);
+
+// "players 16 | 30.0 frames/s | 480 req/s | frame p99 1.20 ms | lock 3.1% | wait 12.0%": rates
+// are over the interval since `prev`.
+std::string ConsoleLine(const StatsReport& prev, const StatsReport& cur);
+
+// Writes `text` to path.tmp, fsyncs, renames over `path` (readers see the old or the new file).
+core::Status WriteFileAtomically(const std::string& path, const std::string& text);
+
+}  // namespace sv

@@ -1,0 +1,49 @@
+// The messages that cross threads inside the server: lobby <-> master (joins), master -> worker
+// (player assignments, reliable events), worker -> master (leaves, chat). Plain values.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "server/game/entity.h"
+#include "server/protocol/messages.h"
+
+namespace sv {
+
+// Lobby -> master: a JoinRequest that passed the version, name and challenge checks.
+struct JoinTicketRequest {
+  uint64_t lobby_conn = 0;  // the lobby's connection id, echoed in the decision
+  std::string name;
+  uint64_t token = 0;
+};
+
+// Master -> lobby: what to answer.
+struct JoinDecision {
+  uint64_t lobby_conn = 0;
+  bool accepted = false;
+  proto::JoinAccept accept;
+  proto::JoinRefuse refuse;
+};
+
+// Master -> worker: expect a Hello from this player with this ticket.
+struct PlayerAssignment {
+  game::EntityId player = 0;
+  uint64_t ticket = 0;
+  uint32_t last_applied_sequence = 0;
+  uint64_t deadline_ms = 0;  // Hello must arrive before this (steady ms), else the player leaves
+};
+
+// Worker -> master.
+struct WorkerNotice {
+  enum class Kind : uint8_t { kLeave, kChat } kind = Kind::kLeave;
+  game::EntityId player = 0;
+  std::string text;  // chat text
+};
+
+// Master -> worker: one encoded reliable packet for every active client of the worker.
+struct ReliableEvent {
+  std::vector<uint8_t> bytes;
+};
+
+}  // namespace sv

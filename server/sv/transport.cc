@@ -1,0 +1,50 @@
+// ENet host creation and sends.
+#include "server/sv/transport.h"
+
+#include <algorithm>
+#include <mutex>
+
+#include "server/protocol/protocol_format.h"
+
+namespace sv {
+
+core::Status InitEnet() {
+  static std::once_flag once;
+  static int result = 0;
+  std::call_once(once, [] { result = enet_initialize(); });
+  return result == 0 ? core::Status::OK() : core::Status::IoError("enet_initialize failed");
+}
+
+core::Status CreateServerHost(const std::string& bind_address, uint16_t port, size_t max_peers,
+                              ENetHost** out) {
+  core::Status s = InitEnet();
+  if (!s.ok()) return s;
+  ENetAddress addr;
+  addr.port = port;
+  if (bind_address.empty() || bind_address == "0.0.0.0") {
+    addr.host = ENET_HOST_ANY;
+  } else if (enet_address_set_host_ip(&addr, bind_address.c_str()) != 0) {
+    return core::Status::InvalidArgument("bad bind address '" + bind_address + "'");
+  }
+  const size_t peers = std::clamp<size_t>(max_peers, 1, ENET_PROTOCOL_MAXIMUM_PEER_ID);
+  ENetHost* host = enet_host_create(&addr, peers, proto::kNumChannels, 0, 0);
+  if (host == nullptr) {
+    return core::Status::IoError("cannot bind UDP " + bind_address + ":" + std::to_string(port) +
+                                 " (port in use?)");
+  }
+  host->maximumPacketSize = proto::kMaxPacketBytes;
+  *out = host;
+  return core::Status::OK();
+}
+
+void SendReliable(ENetPeer* peer, std::span<const uint8_t> bytes) {
+  ENetPacket* p = enet_packet_create(bytes.data(), bytes.size(), ENET_PACKET_FLAG_RELIABLE);
+  if (p != nullptr && enet_peer_send(peer, proto::kChannelControl, p) != 0) enet_packet_destroy(p);
+}
+
+void SendSnapshot(ENetPeer* peer, std::span<const uint8_t> bytes) {
+  ENetPacket* p = enet_packet_create(bytes.data(), bytes.size(), 0);
+  if (p != nullptr && enet_peer_send(peer, proto::kChannelSnapshot, p) != 0) enet_packet_destroy(p);
+}
+
+}  // namespace sv

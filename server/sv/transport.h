@@ -1,0 +1,29 @@
+// Small ENet helpers shared by the lobby and the workers: host creation with the server's limits
+// (peer count, packet size, channels) and sends on the protocol's channels. Each ENetHost is
+// touched by one thread only; these helpers run on that thread.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+
+#include <enet/enet.h>
+
+#include "server/core/status.h"
+
+namespace sv {
+
+// Initialises ENet once per process (thread-safe, idempotent).
+core::Status InitEnet();
+
+// A server host bound to bind_address:port with max_peers peers (clamped to 1..4095),
+// kNumChannels channels and maximumPacketSize = proto::kMaxPacketBytes.
+core::Status CreateServerHost(const std::string& bind_address, uint16_t port, size_t max_peers,
+                              ENetHost** out);
+
+// Reliable, on the control channel.
+void SendReliable(ENetPeer* peer, std::span<const uint8_t> bytes);
+// Unreliable sequenced, on the snapshot channel.
+void SendSnapshot(ENetPeer* peer, std::span<const uint8_t> bytes);
+
+}  // namespace sv

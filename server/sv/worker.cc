@@ -1,0 +1,376 @@
+// Worker: sessions, input validation, command execution under the locking scheme, replies.
+#include "server/sv/worker.h"
+
+#include <algorithm>
+#include <iterator>
+
+#include <spdlog/spdlog.h>
+
+#include "server/areanode/areanode_tree.h"
+#include "server/core/check.h"
+#include "server/protocol/messages.h"
+#include "server/sv/lobby.h"
+#include "server/sv/snapshot_builder.h"
+#include "server/sv/transport.h"
+
+namespace sv {
+
+namespace {
+
+constexpr uint64_t kHelloTimeoutMs = 5000;  // a worker connection must say Hello by then
+
+game::UserCmd ToGameCmd(const proto::UserCmd& c) {
+  game::UserCmd g;
+  g.sequence = c.sequence;
+  g.duration_ms = c.duration_ms;
+  g.view_angles = c.view_angles;
+  g.forward_move = c.forward_move;
+  g.side_move = c.side_move;
+  g.up_move = c.up_move;
+  g.buttons = c.buttons;
+  g.impulse = c.impulse;
+  return g;
+}
+
+core::Bounds BoxOf(const game::Edict& e) { return core::Bounds{e.origin + e.mins, e.origin + e.maxs}; }
+
+}  // namespace
+
+core::Status Worker::Create(int index, FrameShared* shared, std::unique_ptr<Worker>* out) {
+  const ServerOptions& o = *shared->options;
+  const uint16_t port = static_cast<uint16_t>(o.port + 1 + index);
+  const size_t per_worker = static_cast<size_t>((o.max_players + o.threads - 1) / o.threads);
+  ENetHost* host = nullptr;
+  core::Status s = CreateServerHost(o.bind_address, port, per_worker + 32, &host);
+  if (!s.ok()) return core::Status::IoError("worker " + std::to_string(index) + ": " + s.message());
+  out->reset(new Worker(index, port, host, shared));
+  return core::Status::OK();
+}
+
+Worker::Worker(int index, uint16_t port, ENetHost* host, FrameShared* shared)
+    : index_(index), port_(port), host_(host), shared_(shared), world_(shared->world) {
+  const LockingScheme scheme = shared->options->locking;
+  if (scheme == LockingScheme::kAreanode || scheme == LockingScheme::kAreanodeOpt) {
+    locker_ = std::make_unique<RegionLocker>(&world_->tree(),
+                                             scheme == LockingScheme::kAreanodeOpt);
+  }
+}
+
+Worker::~Worker() {
+  for (ENetEvent& ev : pending_) {
+    if (ev.type == ENET_EVENT_TYPE_RECEIVE) enet_packet_destroy(ev.packet);
+  }
+  enet_host_destroy(host_);
+}
+
+bool Worker::Poll(int timeout_ms) {
+  ENetEvent ev;
+  int r = enet_host_service(host_, &ev, static_cast<enet_uint32>(timeout_ms));
+  while (r > 0) {
+    pending_.push_back(ev);
+    r = enet_host_check_events(host_, &ev);
+  }
+  return !pending_.empty();
+}
+
+// ---- Request phase: receive ------------------------------------------------------------------
+
+void Worker::RequestPhase(PhaseClock* clock) {
+  clock->Switch(Phase::kReceive);
+  counters_.in_frame = true;
+  const uint64_t now_ms = SteadyMs();
+  assignment_scratch_.clear();
+  assignments_.DrainInto(&assignment_scratch_);
+  for (const PlayerAssignment& a : assignment_scratch_) {
+    expected_[a.player] = Expected{a.ticket, a.last_applied_sequence, a.deadline_ms};
+  }
+  for (ENetEvent& ev : pending_) HandleEvent(ev, now_ms);
+  pending_.clear();
+  ENetEvent ev;
+  while (enet_host_service(host_, &ev, 0) > 0) HandleEvent(ev, now_ms);
+  Expire(now_ms);
+  clock->Switch(Phase::kExec);
+  ExecuteAll(clock);
+}
+
+void Worker::HandleEvent(ENetEvent& ev, uint64_t now_ms) {
+  switch (ev.type) {
+    case ENET_EVENT_TYPE_CONNECT: {
+      auto s = std::make_unique<Session>();
+      s->conn_id = next_conn_++;
+      s->peer = ev.peer;
+      s->connected_ms = now_ms;
+      ev.peer->data = reinterpret_cast<void*>(s->conn_id);
+      sessions_[s->conn_id] = std::move(s);
+      break;
+    }
+    case ENET_EVENT_TYPE_DISCONNECT: {
+      auto it = sessions_.find(reinterpret_cast<uint64_t>(ev.peer->data));
+      ev.peer->data = nullptr;
+      if (it == sessions_.end()) break;
+      Leave(it->second.get());
+      sessions_.erase(it);
+      break;
+    }
+    case ENET_EVENT_TYPE_RECEIVE: {
+      auto it = sessions_.find(reinterpret_cast<uint64_t>(ev.peer->data));
+      if (it != sessions_.end() && !it->second->closing) {
+        HandlePacket(it->second.get(), ev.packet, now_ms);
+      }
+      enet_packet_destroy(ev.packet);
+      break;
+    }
+    default:
+      break;
+  }
+}
+
+void Worker::HandlePacket(Session* s, const ENetPacket* packet, uint64_t now_ms) {
+  const std::span<const uint8_t> data(packet->data, packet->dataLength);
+  const std::optional<proto::MessageType> type = proto::PeekType(data);
+  if (type == proto::MessageType::kHello && !s->active) {
+    HandleHello(s, data);
+  } else if (type == proto::MessageType::kCommandPacket && s->active) {
+    HandleCommands(s, data, now_ms);
+  } else if (type == proto::MessageType::kClientChat && s->active) {
+    proto::ClientChat chat;
+    if (!proto::Decode(data, &chat).ok()) {
+      Invalid(s, now_ms, proto::KickReason::kInvalidInput);
+      return;
+    }
+    shared_->notices.Push(WorkerNotice{WorkerNotice::Kind::kChat, s->player, chat.text});
+  } else {
+    // Unknown type, a client-bound type, or a message out of order (commands before Hello).
+    Invalid(s, now_ms, proto::KickReason::kInvalidInput);
+    if (!s->active && !s->closing) Kick(s, proto::KickReason::kInvalidInput, "expected Hello");
+  }
+}
+
+void Worker::HandleHello(Session* s, std::span<const uint8_t> data) {
+  proto::Hello hello;
+  const bool decoded = proto::Decode(data, &hello).ok();
+  auto it = decoded ? expected_.find(hello.player_id) : expected_.end();
+  if (!decoded || it == expected_.end() || it->second.ticket != hello.session_ticket) {
+    shared_->stats->invalid_packets.fetch_add(1, std::memory_order_relaxed);
+    proto::Refuse refuse;
+    refuse.reason = proto::RefuseReason::kBadTicket;
+    refuse.text = "unknown player or ticket: join through the lobby";
+    std::vector<uint8_t> bytes;
+    if (proto::Encode(refuse, &bytes).ok()) SendReliable(s->peer, bytes);
+    enet_peer_disconnect_later(s->peer, 0);
+    s->closing = true;
+    return;
+  }
+  s->active = true;
+  s->player = hello.player_id;
+  s->validator.emplace(it->second.last_applied_sequence, SteadyMs());
+  player_conn_[s->player] = s->conn_id;
+  proto::Welcome welcome;
+  welcome.player_id = hello.player_id;
+  welcome.server_tick = static_cast<uint32_t>(std::max(0, shared_->tick));
+  welcome.last_applied_sequence = it->second.last_applied_sequence;
+  expected_.erase(it);
+  std::vector<uint8_t> bytes;
+  if (proto::Encode(welcome, &bytes).ok()) SendReliable(s->peer, bytes);
+}
+
+void Worker::HandleCommands(Session* s, std::span<const uint8_t> data, uint64_t now_ms) {
+  proto::CommandPacket packet;
+  if (!proto::Decode(data, &packet).ok()) {
+    Invalid(s, now_ms, proto::KickReason::kInvalidInput);
+    return;
+  }
+  s->requested = true;
+  s->ack_snapshot_id =
+      packet.ack_snapshot_id == 0 ? 0 : std::max(s->ack_snapshot_id, packet.ack_snapshot_id);
+  ++counters_.requests;
+  AddRelaxed(shared_->stats->thread(index_).requests, 1);
+  bool rejected = false, speed = false;
+  for (int i = packet.count - 1; i >= 0; --i) {  // oldest first
+    const proto::CommandCheck check = s->validator->Check(packet.cmds[i], now_ms);
+    if (check.verdict == proto::CommandVerdict::kAccept) {
+      commands_.push_back(PendingCommand{s->conn_id, ToGameCmd(packet.cmds[i])});
+    } else if (check.verdict == proto::CommandVerdict::kReject) {
+      rejected = true;
+      speed = speed || check.reason == proto::CommandReject::kSpeedHack ||
+              check.reason == proto::CommandReject::kTooManyCommands;
+    }
+  }
+  if (rejected) Invalid(s, now_ms, speed ? proto::KickReason::kSpeedHack : proto::KickReason::kInvalidInput);
+}
+
+void Worker::Invalid(Session* s, uint64_t now_ms, proto::KickReason reason) {
+  shared_->stats->invalid_packets.fetch_add(1, std::memory_order_relaxed);
+  if (s->closing) return;
+  if (s->invalid.Record(now_ms)) {
+    Kick(s, reason, reason == proto::KickReason::kSpeedHack ? "too many commands (speed hack)"
+                                                            : "too many invalid packets");
+  }
+}
+
+void Worker::Kick(Session* s, proto::KickReason reason, const std::string& text) {
+  proto::Kick kick;
+  kick.reason = reason;
+  kick.text = text;
+  std::vector<uint8_t> bytes;
+  if (proto::Encode(kick, &bytes).ok()) SendReliable(s->peer, bytes);
+  enet_peer_disconnect_later(s->peer, 0);
+  s->closing = true;
+  if (reason != proto::KickReason::kServerShutdown) {
+    shared_->stats->kicked.fetch_add(1, std::memory_order_relaxed);
+    spdlog::info("worker {}: kicked player {} ({})", index_, s->player, text);
+  }
+  Leave(s);
+}
+
+void Worker::Leave(Session* s) {
+  if (!s->active) return;
+  s->active = false;
+  s->requested = false;
+  player_conn_.erase(s->player);
+  shared_->notices.Push(WorkerNotice{WorkerNotice::Kind::kLeave, s->player, {}});
+}
+
+void Worker::Expire(uint64_t now_ms) {
+  for (auto it = expected_.begin(); it != expected_.end();) {
+    if (now_ms > it->second.deadline_ms) {
+      shared_->notices.Push(WorkerNotice{WorkerNotice::Kind::kLeave, it->first, {}});
+      it = expected_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  for (auto& [id, s] : sessions_) {
+    if (!s->active && !s->closing && now_ms > s->connected_ms + kHelloTimeoutMs) {
+      enet_peer_disconnect(s->peer, 0);
+      s->closing = true;
+    }
+  }
+}
+
+// ---- Request phase: execute ------------------------------------------------------------------
+
+void Worker::ExecuteAll(PhaseClock* clock) {
+  areanode::ParentLockCounters& parent = areanode::ThisThreadParentLockCounters();
+  const uint64_t parent_before = parent.wait_ns;
+  uint64_t leaf_wait = 0;
+  for (const PendingCommand& pc : commands_) {
+    auto it = sessions_.find(pc.conn_id);
+    if (it == sessions_.end() || !it->second->active) continue;  // gone or kicked meanwhile
+    ExecuteOne(it->second->player, pc.cmd);
+  }
+  commands_.clear();
+  if (locker_) leaf_wait += locker_->TakeWaitNs();
+  leaf_wait += global_wait_ns_;
+  global_wait_ns_ = 0;
+  clock->Carve(Phase::kLockLeaf, leaf_wait);
+  clock->Carve(Phase::kLockParent, parent.wait_ns - parent_before);
+}
+
+void Worker::LockRegion(game::EntityId player, const game::UserCmd& cmd) {
+  // The leaves under the player's last known box first: while one of them is held, no other
+  // command can write this player, so its edict may be read to compute the region.
+  locker_->LeavesForBox(shared_->known_box[player], &leaves_);
+  locker_->LockSorted(leaves_);
+  for (;;) {
+    const game::Region region = world_->RegionOf(player, cmd);
+    locker_->LeavesFor(region, &leaves_);
+    if (locker_->Extend(leaves_)) return;
+    // A lower leaf was busy and everything was released: take the union in order, then
+    // recompute the region (the player may have been pushed meanwhile).
+    ++counters_.retries;
+    std::vector<int> known;
+    locker_->LeavesForBox(shared_->known_box[player], &known);
+    std::vector<int> all;
+    std::set_union(leaves_.begin(), leaves_.end(), known.begin(), known.end(),
+                   std::back_inserter(all));
+    locker_->LockSorted(all);
+  }
+}
+
+void Worker::ExecuteOne(game::EntityId player, const game::UserCmd& cmd) {
+  const LockingScheme scheme = shared_->options->locking;
+  uint64_t seq = 0;
+  core::Status st;
+  if (scheme == LockingScheme::kSequential) {
+    seq = shared_->exec_seq.fetch_add(1, std::memory_order_relaxed);
+    st = world_->ExecuteCommand(player, cmd);
+    shared_->known_box[player] = BoxOf(world_->Get(player));
+  } else if (scheme == LockingScheme::kGlobal) {
+    if (!shared_->global_lock.try_lock()) {
+      const uint64_t t0 = NowNs();
+      shared_->global_lock.lock();
+      global_wait_ns_ += NowNs() - t0;
+    }
+    seq = shared_->exec_seq.fetch_add(1, std::memory_order_relaxed);
+    st = world_->ExecuteCommand(player, cmd);
+    shared_->known_box[player] = BoxOf(world_->Get(player));
+    shared_->global_lock.unlock();
+  } else {
+    LockRegion(player, cmd);
+    ++counters_.locked_commands;
+    counters_.distinct_leaves += locker_->held().size();
+    seq = shared_->exec_seq.fetch_add(1, std::memory_order_relaxed);
+    st = world_->ExecuteCommand(player, cmd);
+    shared_->known_box[player] = BoxOf(world_->Get(player));
+    locker_->UnlockAll();
+  }
+  if (!st.ok()) {
+    spdlog::debug("worker {}: command {} of player {} refused: {}", index_, cmd.sequence, player,
+                  st.ToString());
+    return;
+  }
+  ++counters_.commands;
+  AddRelaxed(shared_->stats->thread(index_).commands, 1);
+  records_.push_back(CommandRecord{seq, shared_->tick, player, cmd});
+}
+
+// ---- Reply phase -----------------------------------------------------------------------------
+
+void Worker::ReplyPhase(PhaseClock* clock) {
+  clock->Switch(Phase::kReply);
+  event_scratch_.clear();
+  events_.DrainInto(&event_scratch_);
+  for (const ReliableEvent& e : event_scratch_) {
+    for (const auto& [player, conn] : player_conn_) SendReliable(sessions_[conn]->peer, e.bytes);
+  }
+  uint64_t replies = 0;
+  for (const auto& [player, conn] : player_conn_) {
+    Session* s = sessions_[conn].get();
+    shared_->ping_ms[player].store(s->peer->roundTripTime, std::memory_order_relaxed);
+    if (!s->requested) continue;
+    s->requested = false;
+    BuildSnapshot(*world_, player, shared_->options->interest_radius, shared_->frame_no,
+                  &visible_, &snapshot_);
+    const core::Status st = s->encoder.Encode(snapshot_, s->ack_snapshot_id, &encoded_);
+    if (!st.ok()) {
+      spdlog::warn("worker {}: snapshot for player {} not encoded: {}", index_, player,
+                   st.ToString());
+      continue;
+    }
+    SendSnapshot(s->peer, encoded_.bytes);
+    ++replies;
+  }
+  AddRelaxed(shared_->stats->thread(index_).replies, replies);
+  enet_host_flush(host_);
+}
+
+void Worker::Shutdown() {
+  for (auto& [id, s] : sessions_) {
+    if (!s->closing) Kick(s.get(), proto::KickReason::kServerShutdown, "server shutting down");
+  }
+  const uint64_t until = SteadyMs() + 100;
+  ENetEvent ev;
+  while (SteadyMs() < until && !sessions_.empty()) {
+    if (enet_host_service(host_, &ev, 5) > 0) {
+      if (ev.type == ENET_EVENT_TYPE_DISCONNECT) {
+        sessions_.erase(reinterpret_cast<uint64_t>(ev.peer->data));
+      } else if (ev.type == ENET_EVENT_TYPE_RECEIVE) {
+        enet_packet_destroy(ev.packet);
+      }
+    }
+  }
+  enet_host_flush(host_);
+}
+
+}  // namespace sv

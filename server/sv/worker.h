@@ -1,0 +1,127 @@
+// Worker: one frame thread's network side and its players (the paper's "each thread uses a
+// different UDP port"). Owns an ENetHost on base+1+index that no other thread touches, the
+// sessions of the players assigned to it, their snapshot encoders and input validators.
+// The frame loop (server.cc) calls it phase by phase on its own thread:
+//   Poll (request mode, idle) -> RequestPhase (receive, validate, execute under the locking
+//   scheme) -> ReplyPhase (snapshots + reliable events; read-only on the world).
+//
+// Threading: every method runs on the worker's thread, except the two inboxes (any thread) and
+// frame_counters()/locker()/TakeRecords(), which the master reads at a phase boundary.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include <enet/enet.h>
+
+#include "server/core/status.h"
+#include "server/protocol/command_validator.h"
+#include "server/protocol/snapshot_codec.h"
+#include "server/sv/frame_shared.h"
+#include "server/sv/region_locker.h"
+
+namespace sv {
+
+class Worker {
+ public:
+  // Per-frame figures, reset by the master when it closes the frame.
+  struct FrameCounters {
+    bool in_frame = false;  // took part in the frame (request mode: not every thread does)
+    uint32_t requests = 0;
+    uint32_t commands = 0;
+    uint32_t locked_commands = 0;
+    uint64_t distinct_leaves = 0;
+    uint32_t retries = 0;
+  };
+
+  static core::Status Create(int index, FrameShared* shared, std::unique_ptr<Worker>* out);
+  ~Worker();
+
+  int index() const { return index_; }
+  uint16_t port() const { return port_; }
+
+  ThreadQueue<PlayerAssignment>& assignments() { return assignments_; }
+  ThreadQueue<ReliableEvent>& events() { return events_; }
+
+  // Request mode's select: services the host for up to timeout_ms and keeps what arrived for
+  // the next request phase. True if anything arrived (now or earlier) that needs a frame.
+  bool Poll(int timeout_ms);
+  bool HasPending() const { return !pending_.empty(); }
+
+  void RequestPhase(PhaseClock* clock);
+  void ReplyPhase(PhaseClock* clock);
+  // After the frame loop: kicks every client (server shutdown) and lets ENet deliver.
+  void Shutdown();
+
+  FrameCounters& frame_counters() { return counters_; }
+  RegionLocker* locker() { return locker_.get(); }
+  std::vector<CommandRecord>& records() { return records_; }
+  int active_players() const { return static_cast<int>(player_conn_.size()); }
+
+ private:
+  struct Session {
+    uint64_t conn_id = 0;
+    ENetPeer* peer = nullptr;
+    uint64_t connected_ms = 0;
+    bool active = false;   // Hello accepted
+    bool closing = false;  // kicked or refused: ignore input until ENet disconnects
+    game::EntityId player = 0;
+    std::optional<proto::CommandValidator> validator;
+    proto::InvalidInputTracker invalid{20, 5000};
+    proto::SnapshotEncoder encoder;
+    uint32_t ack_snapshot_id = 0;
+    bool requested = false;  // sent a command packet this frame
+  };
+  struct PendingCommand {
+    uint64_t conn_id;  // looked up again: a disconnect in the same drain erases the session
+    game::UserCmd cmd;
+  };
+  struct Expected {
+    uint64_t ticket = 0;
+    uint32_t last_applied_sequence = 0;
+    uint64_t deadline_ms = 0;
+  };
+
+  Worker(int index, uint16_t port, ENetHost* host, FrameShared* shared);
+  void HandleEvent(ENetEvent& ev, uint64_t now_ms);
+  void HandlePacket(Session* s, const ENetPacket* packet, uint64_t now_ms);
+  void HandleHello(Session* s, std::span<const uint8_t> data);
+  void HandleCommands(Session* s, std::span<const uint8_t> data, uint64_t now_ms);
+  void Invalid(Session* s, uint64_t now_ms, proto::KickReason reason);
+  void Kick(Session* s, proto::KickReason reason, const std::string& text);
+  void Leave(Session* s);
+  void Expire(uint64_t now_ms);
+
+  void ExecuteAll(PhaseClock* clock);
+  void ExecuteOne(game::EntityId player, const game::UserCmd& cmd);
+  void LockRegion(game::EntityId player, const game::UserCmd& cmd);
+
+  const int index_;
+  const uint16_t port_;
+  ENetHost* host_;
+  FrameShared* shared_;
+  game::World* world_;
+  std::unique_ptr<RegionLocker> locker_;
+  uint64_t next_conn_ = 1;
+  std::unordered_map<uint64_t, std::unique_ptr<Session>> sessions_;
+  std::unordered_map<game::EntityId, uint64_t> player_conn_;  // active players -> conn id
+  std::unordered_map<game::EntityId, Expected> expected_;
+  ThreadQueue<PlayerAssignment> assignments_;
+  ThreadQueue<ReliableEvent> events_;
+  std::vector<PlayerAssignment> assignment_scratch_;
+  std::vector<ReliableEvent> event_scratch_;
+  std::vector<ENetEvent> pending_;  // arrived during Poll, handled in the next request phase
+  std::vector<PendingCommand> commands_;
+  std::vector<CommandRecord> records_;
+  std::vector<int> leaves_;
+  std::vector<game::EntityId> visible_;
+  proto::Snapshot snapshot_;
+  proto::EncodedSnapshot encoded_;
+  FrameCounters counters_;
+  uint64_t global_wait_ns_ = 0;
+};
+
+}  // namespace sv

@@ -1,0 +1,114 @@
+// Integration: an in-process server on loopback with codec-only test clients, for every locking
+// scheme and 1, 2 and 4 worker threads: everyone joins, plays, gets replies to its requests
+// (the applied sequence reaches the last one sent), the world stays consistent, the server stops
+// cleanly and its stats are complete. Each TEST_CASE uses its own port range (ctest -j2).
+#include <catch2/catch.hpp>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "server/sv/server.h"
+#include "server/sv/stats_report.h"
+#include "tests/server/mini_json.h"
+#include "tests/server/play_harness.h"
+
+namespace {
+
+using sv::LockingScheme;
+
+void RunScenario(sv::ServerOptions o, int clients, int play_ms) {
+  spdlog::set_level(spdlog::level::warn);
+  std::unique_ptr<sv::Server> server;
+  const core::Status s = sv::Server::Create(o, &server);
+  REQUIRE(s.ok());
+  server->Start();
+  const std::string prefix = std::string("p") + sv::LockingName(o.locking) + "_";
+  svtest::PlayResult r = svtest::Play(o.port, clients, prefix, play_ms, 3000, 7);
+  server->RequestStop();
+  server->Wait();
+  INFO("join error: " << r.join_error);
+  REQUIRE(r.joined == clients);
+  CHECK(r.snapshot_errors == 0);
+  for (size_t i = 0; i < r.sent.size(); ++i) {
+    INFO("client " << i << " sent " << r.sent[i] << " applied " << r.applied[i] << " snapshots "
+                   << r.snapshots[i]);
+    CHECK(r.snapshots[i] > 0);
+    CHECK(r.applied[i] == r.sent[i]);
+  }
+  std::vector<std::string> names;
+  for (int i = 0; i < clients; ++i) names.push_back(prefix + std::to_string(i));
+  CHECK(svtest::CheckWorld(*server, names) == "");
+
+  const sv::StatsReport rep = server->Report();
+  CHECK(rep.joins == static_cast<uint64_t>(clients));
+  CHECK(rep.frames > 0);
+  CHECK(rep.requests > 0);
+  CHECK(rep.commands > 0);
+  CHECK(rep.replies > 0);
+  CHECK(rep.invalid_packets == 0);
+  CHECK(rep.kicked == 0);
+  // Every thread's time is fully attributed: the breakdown sums to 100.
+  double sum = 0;
+  for (double p : sv::Percentages(rep.total_ns)) sum += p;
+  CHECK(sum == Approx(100.0).margin(0.01));
+  const bool leaf_locking = o.locking == LockingScheme::kAreanode ||
+                            o.locking == LockingScheme::kAreanodeOpt;
+  if (leaf_locking) {
+    CHECK(rep.leaves_per_request >= 1.0);
+    CHECK(rep.leaves_per_request <= 16.0);
+  } else {
+    CHECK(rep.leaf_acquisitions == 0);
+  }
+  // The JSON form parses and carries the required keys.
+  const svtest::Json j = svtest::ParseJson(sv::ToJson(rep));
+  for (const char* key : {"threads", "locking", "frame_mode", "map", "players", "frames",
+                          "requests", "replies", "breakdown_pct", "per_thread", "frame_ms",
+                          "lock", "invalid_packets", "kicked", "requests_per_thread_per_frame"}) {
+    INFO(key);
+    CHECK(j.Has(key));
+  }
+  CHECK(j["per_thread"].array.size() == static_cast<size_t>(o.threads));
+  CHECK(j["threads"].number == o.threads);
+}
+
+}  // namespace
+
+TEST_CASE("sequential scheme with 1 thread: clients play and get replies") {
+  RunScenario(svtest::TestOptions(28100, LockingScheme::kSequential, 1), 8, 2000);
+}
+
+TEST_CASE("global scheme: clients play and get replies") {
+  int threads = GENERATE(1, 2, 4);
+  INFO("threads " << threads);
+  RunScenario(svtest::TestOptions(static_cast<uint16_t>(28110 + 10 * threads),
+                                  LockingScheme::kGlobal, threads), 12, 2000);
+}
+
+TEST_CASE("areanode scheme: clients play and get replies") {
+  int threads = GENERATE(1, 2, 4);
+  INFO("threads " << threads);
+  RunScenario(svtest::TestOptions(static_cast<uint16_t>(28160 + 10 * threads),
+                                  LockingScheme::kAreanode, threads), 12, 2000);
+}
+
+TEST_CASE("areanode-opt scheme: clients play and get replies") {
+  int threads = GENERATE(1, 2, 4);
+  INFO("threads " << threads);
+  RunScenario(svtest::TestOptions(static_cast<uint16_t>(28210 + 10 * threads),
+                                  LockingScheme::kAreanodeOpt, threads), 12, 2000);
+}
+
+TEST_CASE("request frame mode (the paper's): clients play and get replies") {
+  sv::ServerOptions o = svtest::TestOptions(28260, LockingScheme::kAreanodeOpt, 2);
+  o.frame_mode = sv::FrameMode::kRequest;
+  RunScenario(o, 12, 2000);
+}
+
+TEST_CASE("round-robin assignment: clients play and get replies") {
+  sv::ServerOptions o = svtest::TestOptions(28270, LockingScheme::kAreanode, 2);
+  o.assign = sv::Assignment::kRoundRobin;
+  RunScenario(o, 8, 1500);
+}

@@ -1,0 +1,119 @@
+// Join refusals and the connectionless queries: a full server, a wrong protocol version, a
+// wrong token for a known name, a bad challenge and a bad name each come back as a JoinRefuse
+// with that reason; getchallenge and status are answered on the base port.
+#include <catch2/catch.hpp>
+
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include <spdlog/spdlog.h>
+
+#include "server/protocol/connectionless.h"
+#include "server/sv/server.h"
+#include "tests/server/play_harness.h"
+#include "tests/server/test_client.h"
+
+namespace {
+
+std::unique_ptr<sv::Server> StartServer(uint16_t port, int max_players) {
+  spdlog::set_level(spdlog::level::warn);
+  sv::ServerOptions o = svtest::TestOptions(port, sv::LockingScheme::kAreanodeOpt, 2);
+  o.max_players = max_players;
+  std::unique_ptr<sv::Server> server;
+  REQUIRE(sv::Server::Create(o, &server).ok());
+  server->Start();
+  return server;
+}
+
+svtest::JoinParams Params(uint16_t port, const std::string& name, uint64_t token) {
+  svtest::JoinParams p;
+  p.lobby_port = port;
+  p.name = name;
+  p.token = token;
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("join refusals name their reason") {
+  const uint16_t port = 28300;
+  auto server = StartServer(port, 2);
+  svtest::TestClient a, b;
+  REQUIRE(a.Join(Params(port, "alice", 11), 3000).ok());
+  REQUIRE(b.Join(Params(port, "bob", 22), 3000).ok());
+
+  SECTION("full server") {
+    svtest::TestClient c;
+    CHECK(c.Join(Params(port, "carol", 33), 3000).code() == core::Status::Code::kRefused);
+    CHECK(c.refuse_reason() == proto::RefuseReason::kServerFull);
+  }
+  SECTION("wrong protocol version") {
+    svtest::TestClient c;
+    svtest::JoinParams p = Params(port, "carol", 33);
+    p.protocol_version = proto::kProtocolVersion + 1;
+    CHECK(c.Join(p, 3000).code() == core::Status::Code::kRefused);
+    CHECK(c.refuse_reason() == proto::RefuseReason::kWrongProtocolVersion);
+  }
+  SECTION("bad challenge") {
+    uint32_t good = 0;
+    REQUIRE(svtest::GetChallenge(port, &good).ok());
+    svtest::TestClient c;
+    svtest::JoinParams p = Params(port, "carol", 33);
+    p.challenge = good ^ 0x5a5a5a5au;
+    CHECK(c.Join(p, 3000).code() == core::Status::Code::kRefused);
+    CHECK(c.refuse_reason() == proto::RefuseReason::kBadChallenge);
+  }
+  SECTION("bad name") {
+    svtest::TestClient c;
+    CHECK(c.Join(Params(port, "", 33), 3000).code() == core::Status::Code::kRefused);
+    CHECK(c.refuse_reason() == proto::RefuseReason::kBadName);
+  }
+  SECTION("name already connected") {
+    svtest::TestClient c;
+    CHECK(c.Join(Params(port, "alice", 11), 3000).code() == core::Status::Code::kRefused);
+    CHECK(c.refuse_reason() == proto::RefuseReason::kAlreadyConnected);
+  }
+  SECTION("wrong token for a known identity, right token resumes it") {
+    a.Disconnect();
+    // The worker notices the disconnect and the master applies the leave in a world phase.
+    for (int i = 0; i < 50; ++i) {
+      a.Service(0);
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    svtest::TestClient c;
+    CHECK(c.Join(Params(port, "alice", 999), 3000).code() == core::Status::Code::kRefused);
+    CHECK(c.refuse_reason() == proto::RefuseReason::kWrongToken);
+    svtest::TestClient d;
+    CHECK(d.Join(Params(port, "alice", 11), 3000).ok());
+  }
+  server->RequestStop();
+  server->Wait();
+  CHECK(server->Report().join_refusals >= 1);
+}
+
+TEST_CASE("connectionless status lists map and players") {
+  const uint16_t port = 28310;
+  auto server = StartServer(port, 8);
+  svtest::TestClient a;
+  REQUIRE(a.Join(Params(port, "alice", 11), 3000).ok());
+  // The master republishes the status board about once a second.
+  proto::ServerStatus status;
+  bool seen = false;
+  for (int attempt = 0; attempt < 30 && !seen; ++attempt) {
+    std::vector<uint8_t> reply;
+    REQUIRE(svtest::Connectionless(port, proto::EncodeRequest(proto::ConnectionlessRequest::kStatus),
+                                   2000, &reply).ok());
+    REQUIRE(proto::ParseStatusReply(reply, &status).ok());
+    seen = status.players == 1;
+    if (!seen) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  CHECK(seen);
+  CHECK(status.map == "dm_arena");
+  CHECK(status.max_players == 8);
+  CHECK(status.protocol_version == proto::kProtocolVersion);
+  REQUIRE(status.player_list.size() == 1);
+  CHECK(status.player_list[0].name == "alice");
+  server->RequestStop();
+  server->Wait();
+}
