@@ -1,0 +1,192 @@
+#!/usr/bin/python3
+"""Sweeps a grid of server configurations under bot load and writes one table (CSV and JSON).
+
+For every point of players x threads x locking x frame mode x map it starts aftershock-server with
+--duration and --stats-out, runs aftershock-bots against it, waits for both, and joins the two
+JSON summaries into one row. Every child runs in its own process group and is killed on any exit
+path (including Ctrl-C), so no process is left behind.
+
+Example:
+  tools/experiments/experiment.py --players 32,64,128 --threads 1,2 --locking areanode,areanode-opt \
+      --duration 10 --out out/sweep
+"""
+import argparse
+import csv
+import itertools
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+_children = []
+
+
+def _kill_children():
+    for p in _children:
+        if p.poll() is None:
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    for p in _children:
+        try:
+            p.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+    _children.clear()
+
+
+def _spawn(cmd, log_path):
+    log = open(log_path, "w")
+    p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT, start_new_session=True)
+    _children.append(p)
+    return p
+
+
+def _csv_list(text, conv=str):
+    return [conv(x) for x in text.split(",") if x]
+
+
+def _flatten(prefix, obj, out):
+    """Flattens nested dicts into 'a.b.c' keys; lists are skipped (per-thread detail stays in JSON)."""
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            _flatten(f"{prefix}.{k}" if prefix else k, v, out)
+    elif not isinstance(obj, list):
+        out[prefix] = obj
+
+
+def run_point(args, point, index, port):
+    players, threads, locking, frame_mode, map_path = point
+    tag = f"p{players}_t{threads}_{locking}_{frame_mode}_{os.path.splitext(os.path.basename(map_path))[0]}"
+    run_dir = os.path.join(args.out, "runs", tag)
+    os.makedirs(run_dir, exist_ok=True)
+    server_stats = os.path.join(run_dir, "server.json")
+    bots_out = os.path.join(run_dir, "bots.json")
+    for f in (server_stats, bots_out):
+        if os.path.exists(f):
+            os.remove(f)
+    server_duration = args.duration + args.ramp + args.warmup + 3
+    server_cmd = [os.path.join(args.bin, "aftershock-server"), "--map", map_path, "--port", str(port),
+                  "--threads", str(threads), "--max-players", str(max(players, 1)),
+                  "--locking", locking, "--frame-mode", frame_mode, "--tick-hz", str(args.tick_hz),
+                  "--duration", str(server_duration), "--stats-out", server_stats,
+                  "--stats-interval", "1"] + args.server_arg
+    bots_cmd = [os.path.join(args.bin, "aftershock-bots"), "--server", f"127.0.0.1:{port}",
+                "--bots", str(players), "--rate", str(args.rate), "--duration", str(args.duration + args.ramp),
+                "--ramp", str(args.ramp), "--seed", str(args.seed + index), "--behavior", args.behavior,
+                "--identity-prefix", f"exp{index}", "--out", bots_out,
+                "--series", os.path.join(run_dir, "bots_series.csv")] + args.bots_arg
+    server = _spawn(server_cmd, os.path.join(run_dir, "server.log"))
+    time.sleep(args.warmup)
+    bots = _spawn(bots_cmd, os.path.join(run_dir, "bots.log"))
+    deadline = time.time() + server_duration + 60
+    status = "ok"
+    for p, name in ((bots, "bots"), (server, "server")):
+        try:
+            rc = p.wait(timeout=max(1, deadline - time.time()))
+            if rc != 0:
+                status = f"{name} exited {rc}"
+        except subprocess.TimeoutExpired:
+            status = f"{name} timed out"
+    _kill_children()
+    row = {"players": players, "threads": threads, "locking": locking, "frame_mode": frame_mode,
+           "map": os.path.basename(map_path), "status": status}
+    for name, path in (("server", server_stats), ("bots", bots_out)):
+        try:
+            with open(path) as f:
+                data = json.load(f)
+        except (OSError, ValueError) as e:
+            row["status"] = f"{status}; no {name} summary ({e.__class__.__name__})"
+            continue
+        flat = {}
+        _flatten("", data, flat)
+        for k, v in flat.items():
+            row[f"{name}.{k}"] = v
+    return row
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--players", default="16,32,64", help="comma list of bot counts")
+    ap.add_argument("--threads", default="1,2", help="comma list of server worker thread counts")
+    ap.add_argument("--locking", default="areanode-opt", help="comma list: sequential,global,areanode,areanode-opt")
+    ap.add_argument("--frame-mode", default="fixed", help="comma list: request,fixed")
+    ap.add_argument("--map", default="maps/dm_arena.map", help="comma list of map files")
+    ap.add_argument("--duration", type=int, default=10, help="measured seconds per point")
+    ap.add_argument("--ramp", type=int, default=2, help="seconds over which bots join")
+    ap.add_argument("--warmup", type=float, default=1.0, help="seconds between server start and bots start")
+    ap.add_argument("--rate", type=int, default=30, help="commands per second per bot")
+    ap.add_argument("--tick-hz", type=int, default=30)
+    ap.add_argument("--behavior", default="mixed")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--port", type=int, default=28000, help="first base port; each point uses its own")
+    ap.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "out", "experiment"), help="output prefix directory")
+    ap.add_argument("--server-arg", action="append", default=[], help="extra server flag (repeatable)")
+    ap.add_argument("--bots-arg", action="append", default=[], help="extra bots flag (repeatable)")
+    args = ap.parse_args()
+
+    lockings = _csv_list(args.locking)
+    for lk in lockings:
+        if lk not in ("sequential", "global", "areanode", "areanode-opt"):
+            ap.error(f"unknown locking scheme '{lk}'")
+    for fm in _csv_list(args.frame_mode):
+        if fm not in ("request", "fixed"):
+            ap.error(f"unknown frame mode '{fm}'")
+    for exe in ("aftershock-server", "aftershock-bots"):
+        if not os.access(os.path.join(args.bin, exe), os.X_OK):
+            ap.error(f"{exe} not found in {args.bin}; build first (cmake --build build)")
+    try:
+        players = _csv_list(args.players, int)
+        threads = _csv_list(args.threads, int)
+    except ValueError as e:
+        ap.error(str(e))
+
+    # 'sequential' runs one thread by definition, so its points collapse to threads=1.
+    grid = {(pl, 1 if lk == "sequential" else th, lk, fm, mp)
+            for pl, th, lk, fm, mp in itertools.product(players, threads, lockings,
+                                                        _csv_list(args.frame_mode), _csv_list(args.map))}
+    grid = sorted(grid, key=lambda p: (p[4], p[3], p[2], p[1], p[0]))
+    os.makedirs(args.out, exist_ok=True)
+
+    def on_signal(signum, _frame):
+        _kill_children()
+        sys.exit(128 + signum)
+
+    signal.signal(signal.SIGINT, on_signal)
+    signal.signal(signal.SIGTERM, on_signal)
+
+    rows = []
+    try:
+        for i, point in enumerate(grid):
+            print(f"[{i + 1}/{len(grid)}] players={point[0]} threads={point[1]} locking={point[2]} "
+                  f"frame={point[3]} map={point[4]}", flush=True)
+            row = run_point(args, point, i, args.port + 10 * i)
+            rows.append(row)
+            print(f"    {row['status']}: response_rate={row.get('bots.response_rate', '?')} "
+                  f"p99_ms={row.get('bots.response_ms.p99', '?')} "
+                  f"frame_p99_ms={row.get('server.frame_ms.p99', '?')}", flush=True)
+    finally:
+        _kill_children()
+
+    keys = []
+    for r in rows:
+        for k in r:
+            if k not in keys:
+                keys.append(k)
+    with open(os.path.join(args.out, "results.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=keys)
+        w.writeheader()
+        w.writerows(rows)
+    with open(os.path.join(args.out, "results.json"), "w") as f:
+        json.dump(rows, f, indent=1)
+    print(f"wrote {args.out}/results.csv and results.json ({len(rows)} points)")
+    return 0 if all(r["status"] == "ok" for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Builds Aftershock and runs every test: first a ThreadSanitizer build running the concurrency
+# tests (label "tsan"), then the normal build running the whole suite. Installs missing Debian
+# packages first. Ends with ctest's summary line. Usage: tools/test.sh [--asan] [--no-tsan]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+run_asan=0
+run_tsan=1
+for arg in "$@"; do
+  case "$arg" in
+    --asan) run_asan=1 ;;
+    --no-tsan) run_tsan=0 ;;
+    -h|--help) sed -n '2,4p' "$0"; exit 0 ;;
+    *) echo "test.sh: unknown option '$arg' (see --help)" >&2; exit 2 ;;
+  esac
+done
+
+tools/install_deps.sh
+jobs=$(nproc)
+
+configure_and_build() {  # dir, extra cmake args...
+  local dir=$1; shift
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAFTERSHOCK_WERROR=ON "$@" > "$dir.configure.log" 2>&1 \
+    || { cat "$dir.configure.log"; exit 1; }
+  cmake --build "$dir" -j"$jobs"
+}
+
+mkdir -p build
+if [ "$run_tsan" = 1 ]; then
+  echo "== ThreadSanitizer build: concurrency tests"
+  configure_and_build build-tsan -DAFTERSHOCK_SANITIZE=thread
+  TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ${TSAN_OPTIONS:-}" \
+    ctest --test-dir build-tsan -L tsan --output-on-failure --timeout 600
+fi
+if [ "$run_asan" = 1 ]; then
+  echo "== AddressSanitizer+UBSan build: whole suite"
+  configure_and_build build-asan -DAFTERSHOCK_SANITIZE=address
+  ctest --test-dir build-asan --output-on-failure --timeout 900
+fi
+
+echo "== Normal build: whole suite"
+configure_and_build build
+ctest --test-dir build --output-on-failure --timeout 600
