@@ -1,0 +1,56 @@
+// BotStats merging and failure names.
+#include "client_bots/bot_stats.h"
+
+#include <algorithm>
+
+namespace bots {
+
+const char* JoinFailureName(JoinFailure f) {
+  switch (f) {
+    case JoinFailure::kServerFull: return "server_full";
+    case JoinFailure::kWrongProtocolVersion: return "wrong_protocol_version";
+    case JoinFailure::kWrongToken: return "wrong_token";
+    case JoinFailure::kBadChallenge: return "bad_challenge";
+    case JoinFailure::kBadName: return "bad_name";
+    case JoinFailure::kBanned: return "banned";
+    case JoinFailure::kShuttingDown: return "shutting_down";
+    case JoinFailure::kBadTicket: return "bad_ticket";
+    case JoinFailure::kAlreadyConnected: return "already_connected";
+    case JoinFailure::kNoChallenge: return "no_challenge";
+    case JoinFailure::kLobbyTimeout: return "lobby_timeout";
+    case JoinFailure::kLobbyDisconnected: return "lobby_disconnected";
+    case JoinFailure::kWorkerTimeout: return "worker_timeout";
+    case JoinFailure::kWorkerDisconnected: return "worker_disconnected";
+    case JoinFailure::kBadReply: return "bad_reply";
+  }
+  return "unknown";
+}
+
+uint64_t BotStats::join_failures_total() const {
+  uint64_t n = 0;
+  for (uint64_t c : join_failures) n += c;
+  return n;
+}
+
+void BotStats::Merge(const BotStats& o) {
+  requests_sent += o.requests_sent;
+  replies_received += o.replies_received;
+  commands_answered += o.commands_answered;
+  unanswered += o.unanswered;
+  snapshot_errors += o.snapshot_errors;
+  joins += o.joins;
+  reconnects += o.reconnects;
+  resumed += o.resumed;
+  connections_lost += o.connections_lost;
+  kicks += o.kicks;
+  durability_violations += o.durability_violations;
+  rejoin_checks += o.rejoin_checks;
+  for (int i = 0; i < kNumJoinFailures; ++i) join_failures[i] += o.join_failures[i];
+  response.Merge(o.response);
+  join.Merge(o.join);
+  outage_ms = std::max(outage_ms, o.outage_ms);
+  connected_at_stop += o.connected_at_stop;
+  for (size_t i = 0; i < states_at_stop.size(); ++i) states_at_stop[i] += o.states_at_stop[i];
+}
+
+}  // namespace bots

@@ -1,0 +1,73 @@
+// What one bot thread measured (BotStats), merged across threads at the end of a run, and the
+// small live view (LiveStats) the main thread samples every second for the console and the CSV.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <mutex>
+
+#include "client_bots/latency_histogram.h"
+
+namespace bots {
+
+// Why a join attempt failed. The first nine mirror proto::RefuseReason (same values).
+enum class JoinFailure : uint8_t {
+  kServerFull = 1,
+  kWrongProtocolVersion = 2,
+  kWrongToken = 3,
+  kBadChallenge = 4,
+  kBadName = 5,
+  kBanned = 6,
+  kShuttingDown = 7,
+  kBadTicket = 8,
+  kAlreadyConnected = 9,
+  kNoChallenge = 10,         // no "challenge" reply in time
+  kLobbyTimeout = 11,        // ENet connect to the lobby, or its answer, timed out
+  kLobbyDisconnected = 12,   // the lobby dropped us without an answer
+  kWorkerTimeout = 13,       // ENet connect to the worker, or Welcome, timed out
+  kWorkerDisconnected = 14,  // the worker dropped us before Welcome
+  kBadReply = 15,            // an answer that did not decode
+};
+inline constexpr int kNumJoinFailures = 16;  // index 0 unused
+const char* JoinFailureName(JoinFailure f);
+
+// Totals of one thread (then of the run). Plain data: owned by one thread, merged on one.
+struct BotStats {
+  uint64_t requests_sent = 0;      // commands sent (one per CommandPacket, redundant copies not counted)
+  uint64_t replies_received = 0;   // snapshots received and decoded
+  uint64_t commands_answered = 0;  // commands that some snapshot reported applied
+  uint64_t unanswered = 0;         // commands sent but never reported applied
+  uint64_t snapshot_errors = 0;    // undecodable snapshots (missing baseline included)
+  uint64_t joins = 0;              // successful joins (Welcome received)
+  uint64_t reconnects = 0;         // successful joins of a bot that had played before
+  uint64_t resumed = 0;            // bots whose first join found commands of theirs (sequence > 0)
+  uint64_t connections_lost = 0;   // playing bots that lost the server (silence, disconnect)
+  uint64_t kicks = 0;
+  uint64_t durability_violations = 0;
+  uint64_t rejoin_checks = 0;      // rejoins where --verify compared sequences
+  std::array<uint64_t, kNumJoinFailures> join_failures{};
+  LatencyHistogram response;       // microseconds
+  LatencyHistogram join;           // microseconds, first attempt start to Welcome
+  double outage_ms = 0;            // longest gap between consecutive replies (this thread)
+  int connected_at_stop = 0;
+  std::array<int, 9> states_at_stop{};  // bots per BotState when the run stopped
+
+  uint64_t join_failures_total() const;
+  void Merge(const BotStats& o);
+};
+
+// Numbers the main thread reads while the run goes on. Counters are written by the owning bot
+// thread only (relaxed atomics); the interval histogram is handed over under the mutex.
+struct LiveStats {
+  std::atomic<uint64_t> requests{0};
+  std::atomic<uint64_t> replies{0};
+  std::atomic<uint64_t> join_failures{0};
+  std::atomic<uint64_t> reconnects{0};
+  std::atomic<int> connected{0};
+
+  std::mutex mu;
+  LatencyHistogram interval;  // GUARDED_BY(mu): response times since the main thread last took it
+};
+
+}  // namespace bots

@@ -1,0 +1,49 @@
+// LatencyHistogram: percentiles within the promised relative error, merging, edge cases.
+#include "client_bots/latency_histogram.h"
+
+#include <catch2/catch.hpp>
+
+#include <cmath>
+
+using bots::LatencyHistogram;
+
+TEST_CASE("percentiles of a uniform spread are within 1% of the exact ranks") {
+  LatencyHistogram h;
+  for (int v = 1; v <= 100000; ++v) h.Add(v);
+  REQUIRE(h.count() == 100000);
+  for (double q : {0.01, 0.5, 0.9, 0.99, 0.999}) {
+    const double exact = q * 100000;
+    CHECK(std::fabs(h.Percentile(q) - exact) / exact < 0.011);
+  }
+  CHECK(h.max_us() == 100000);
+  CHECK(h.mean_us() == Approx(50000.5));
+}
+
+TEST_CASE("merging two histograms equals adding every sample to one") {
+  LatencyHistogram a, b, both;
+  for (int v = 1; v <= 5000; ++v) {
+    a.Add(v * 3.0);
+    both.Add(v * 3.0);
+    b.Add(v * 50.0);
+    both.Add(v * 50.0);
+  }
+  a.Merge(b);
+  CHECK(a.count() == both.count());
+  CHECK(a.max_us() == both.max_us());
+  for (double q : {0.1, 0.5, 0.95}) CHECK(a.Percentile(q) == both.Percentile(q));
+}
+
+TEST_CASE("an empty histogram reports zeros; tiny, huge and bad values stay bounded") {
+  LatencyHistogram h;
+  CHECK(h.Percentile(0.5) == 0);
+  CHECK(h.mean_us() == 0);
+  h.Add(0.2);
+  CHECK(h.Percentile(0.5) <= 1.0);
+  h.Add(-5);  // a clock hiccup counts as zero
+  h.Add(NAN);
+  h.Add(1e15);  // beyond the last bucket: reported as the exact max
+  CHECK(h.count() == 4);
+  CHECK(h.Percentile(1.0) == 1e15);
+  h.Clear();
+  CHECK(h.count() == 0);
+}

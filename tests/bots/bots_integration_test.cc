@@ -1,0 +1,197 @@
+// The bot cluster against a real aftershock-server on loopback: joining and measuring, identity
+// resumption across bot runs, durability checking across a server crash, and flag errors.
+// Each case runs the real binaries as subprocesses on its own ports; counts are small and every
+// wait is bounded generously, so the assertions are about behaviour, not speed.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/bots/subprocess.h"
+
+using testing_util::ReadFile;
+using testing_util::Subprocess;
+
+namespace {
+
+const std::string kBin = AS_BIN_DIR;
+
+std::string TempPath(const std::string& name) {
+  return "/tmp/as_bots_test_" + std::to_string(::getpid()) + "_" + name;
+}
+
+// The number after "key": in a flat or one-level JSON object; `within` names the enclosing
+// object key ("" = top level). NaN if absent.
+double JsonNumber(const std::string& json, const std::string& key, const std::string& within = "") {
+  size_t from = 0;
+  if (!within.empty()) {
+    from = json.find("\"" + within + "\"");
+    if (from == std::string::npos) return NAN;
+  }
+  const std::string needle = "\"" + key + "\": ";
+  const size_t at = json.find(needle, from);
+  if (at == std::string::npos) return NAN;
+  return std::strtod(json.c_str() + at + needle.size(), nullptr);
+}
+
+// A server on `port` with no memory of earlier runs; killed when the object goes.
+std::unique_ptr<Subprocess> StartServer(int port, const std::string& tag, std::vector<std::string> extra = {}) {
+  std::vector<std::string> argv = {kBin + "/aftershock-server", "--port", std::to_string(port), "--threads", "1",
+                                   "--max-players", "32", "--log-level", "warn"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  // No --data-dir: no durability (the server's default ./data would remember earlier runs).
+  if (std::find(extra.begin(), extra.end(), "--data-dir") == extra.end()) {
+    argv.insert(argv.end(), {"--data-dir", ""});
+  }
+  auto p = std::make_unique<Subprocess>(argv, TempPath(tag + ".server.out"), TempPath(tag + ".server.err"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // bots retry anyway; this saves a backoff
+  return p;
+}
+
+struct BotsRun {
+  int rc = -1;
+  std::string json;
+  std::string err;
+};
+
+BotsRun RunBots(int port, const std::string& tag, std::vector<std::string> extra, double timeout_s = 30) {
+  const std::string out = TempPath(tag + ".json");
+  std::vector<std::string> argv = {kBin + "/aftershock-bots", "--server", "127.0.0.1:" + std::to_string(port),
+                                   "--quiet", "--out", out};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  Subprocess bots(argv, TempPath(tag + ".bots.out"), TempPath(tag + ".bots.err"));
+  BotsRun r;
+  r.rc = bots.Wait(timeout_s);
+  r.json = ReadFile(out);
+  r.err = ReadFile(TempPath(tag + ".bots.err"));
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("bots join, play and report sane figures") {
+  auto server = StartServer(29610, "sane");
+  const std::string series = TempPath("sane.csv");
+  const BotsRun r = RunBots(29610, "sane",
+                            {"--bots", "6", "--duration", "4", "--ramp", "0.5", "--threads", "2", "--series", series});
+  INFO(r.json << r.err);
+  REQUIRE(r.rc == 0);
+  CHECK(JsonNumber(r.json, "bots") == 6);
+  CHECK(JsonNumber(r.json, "connected") == 6);
+  const double requests = JsonNumber(r.json, "requests_sent");
+  CHECK(requests > 6 * 30);  // a few seconds at 30 Hz each
+  CHECK(JsonNumber(r.json, "replies_received") > 0);
+  CHECK(JsonNumber(r.json, "response_rate") > 0);
+  CHECK(JsonNumber(r.json, "p50", "response_ms") > 0);
+  CHECK(JsonNumber(r.json, "p99", "response_ms") >= JsonNumber(r.json, "p50", "response_ms"));
+  CHECK(JsonNumber(r.json, "max", "response_ms") >= JsonNumber(r.json, "p99", "response_ms"));
+  CHECK(JsonNumber(r.json, "unanswered") <= requests / 10);
+  CHECK(JsonNumber(r.json, "durability_violations") == 0);
+  CHECK(JsonNumber(r.json, "cpu_s") > 0);
+  CHECK(JsonNumber(r.json, "mean", "join_ms") > 0);
+  const std::string csv = ReadFile(series);
+  CHECK(csv.rfind("t_s,connected,requests_per_s,replies_per_s", 0) == 0);
+  CHECK(std::count(csv.begin(), csv.end(), '\n') >= 3);  // header + a row per second
+}
+
+TEST_CASE("identities resume after the bots restart; another seed's token is refused") {
+  auto server = StartServer(29620, "resume");
+  const std::vector<std::string> same = {"--bots", "4", "--duration", "2", "--identity-prefix", "res", "--seed", "5"};
+  const BotsRun first = RunBots(29620, "resume1", same);
+  INFO(first.json << first.err);
+  REQUIRE(first.rc == 0);
+  CHECK(JsonNumber(first.json, "resumed") == 0);  // a fresh server: no history yet
+
+  const BotsRun second = RunBots(29620, "resume2", same);
+  INFO(second.json << second.err);
+  REQUIRE(second.rc == 0);
+  CHECK(JsonNumber(second.json, "connected") == 4);
+  CHECK(JsonNumber(second.json, "resumed") == 4);  // every JoinAccept said last sequence > 0
+  CHECK(std::isnan(JsonNumber(second.json, "wrong_token", "join_failure_reasons")));
+
+  const BotsRun thief = RunBots(29620, "resume3",
+                                {"--bots", "2", "--duration", "1.5", "--identity-prefix", "res", "--seed", "6"});
+  INFO(thief.json << thief.err);
+  CHECK(thief.rc == 1);  // nobody got in
+  CHECK(JsonNumber(thief.json, "connected") == 0);
+  CHECK(JsonNumber(thief.json, "wrong_token", "join_failure_reasons") >= 2);
+}
+
+TEST_CASE("--verify counts durability violations when the server forgets its players") {
+  auto server = StartServer(29630, "forget");
+  const std::string out = TempPath("forget.json");
+  Subprocess bots({kBin + "/aftershock-bots", "--server", "127.0.0.1:29630", "--bots", "4", "--duration", "7",
+                   "--verify", "--quiet", "--identity-prefix", "dur", "--out", out},
+                  TempPath("forget.bots.out"), TempPath("forget.bots.err"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  server->Kill(SIGKILL);  // crash: everything the bots saw applied is lost
+  server = StartServer(29630, "forget2");  // a fresh server, no recovery: remembers nobody
+  const int rc = bots.Wait(30);
+  const std::string json = ReadFile(out);
+  INFO(json << ReadFile(TempPath("forget.bots.err")));
+  REQUIRE(rc == 0);
+  CHECK(JsonNumber(json, "reconnects") >= 4);
+  CHECK(JsonNumber(json, "rejoin_checks") >= 4);
+  CHECK(JsonNumber(json, "durability_violations") >= 4);  // each bot was shown commands as applied
+  CHECK(JsonNumber(json, "outage_ms") >= 300);             // the crash and the rejoin took time
+  CHECK(JsonNumber(json, "connected") == 4);              // and they all came back
+}
+
+TEST_CASE("--verify reports no violation after a crash when the server recovers") {
+  // Needs the server's recovery flags. Until aftershock-server has --data-dir, this case only
+  // says so: it is marked, not silently passed.
+  Subprocess help({kBin + "/aftershock-server", "--help"}, TempPath("help.out"), TempPath("help.err"));
+  help.Wait(10);
+  if (ReadFile(TempPath("help.out")).find("--data-dir") == std::string::npos) {
+    WARN("SKIPPED: aftershock-server has no --data-dir (recovery) yet");
+    return;
+  }
+  const std::string dir = TempPath("recover_data");
+  std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
+  auto server = StartServer(29640, "recover", {"--data-dir", dir});
+  const std::string out = TempPath("recover.json");
+  Subprocess bots({kBin + "/aftershock-bots", "--server", "127.0.0.1:29640", "--bots", "4", "--duration", "7",
+                   "--verify", "--quiet", "--identity-prefix", "rec", "--out", out},
+                  TempPath("recover.bots.out"), TempPath("recover.bots.err"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+  server->Kill(SIGKILL);
+  server = StartServer(29640, "recover2", {"--data-dir", dir});
+  const int rc = bots.Wait(30);
+  const std::string json = ReadFile(out);
+  INFO(json);
+  REQUIRE(rc == 0);
+  CHECK(JsonNumber(json, "rejoin_checks") >= 4);
+  CHECK(JsonNumber(json, "durability_violations") == 0);
+  std::system(("rm -rf " + dir).c_str());
+}
+
+TEST_CASE("bad flags give exit code 2 and a message naming the flag") {
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--bots", "0"}, "--bots"},
+      {{"--behavior", "dance"}, "--behavior"},
+      {{"--server", "localhost"}, "--server"},
+      {{"--rate", "abc"}, "rate"},
+      {{"--frobnicate"}, "frobnicate"},
+      {{"--server", "no.such.host.invalid:27500"}, "cannot resolve"},
+      {{"--map", "maps/does_not_exist.map"}, "--map"},
+  };
+  for (const auto& [args, needle] : cases) {
+    std::vector<std::string> argv = {kBin + "/aftershock-bots"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    Subprocess bots(argv, TempPath("flags.out"), TempPath("flags.err"));
+    const int rc = bots.Wait(20);
+    const std::string err = ReadFile(TempPath("flags.err"));
+    INFO(args[0] << " -> " << err);
+    CHECK(rc == 2);
+    CHECK(err.find("error") != std::string::npos);
+    CHECK(err.find(needle) != std::string::npos);
+  }
+}
