@@ -1,0 +1,242 @@
+// Durability: start-up recovery into the World, then the per-tick log / wait / checkpoint calls.
+#include "server/durability/durability.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cinttypes>
+#include <cstring>
+
+#include "recovery/recover.h"
+#include "server/durability/tick_apply.h"
+#include "server/durability/world_identity.h"
+
+namespace durability {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double MsSince(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+// Creates dir and its missing parents.
+core::Status CreateDirs(recovery::Env* env, const std::string& dir) {
+  for (size_t pos = dir.find('/', 1); pos != std::string::npos; pos = dir.find('/', pos + 1)) {
+    core::Status s = env->CreateDir(dir.substr(0, pos));
+    if (!s.ok()) return s;
+  }
+  return env->CreateDir(dir);
+}
+
+// The loaded image must be a state of this world (world.id guards the directory; this guards
+// against a backup that verifies but holds something else).
+core::Status CheckRestoredGlobals(const game::Globals& restored, const game::Globals& fresh) {
+  if (restored.magic != game::kStateMagic || restored.version != game::kStateVersion) {
+    return core::Status::Corruption("recovery: the backup's globals have a bad magic or version");
+  }
+  if (!(IdentityOf(restored) == IdentityOf(fresh))) {
+    return core::Status::InvalidArgument(
+        "recovery: the backup holds a state of another map or configuration");
+  }
+  return core::Status::OK();
+}
+
+}  // namespace
+
+Durability::Durability(const DurabilityOptions& options, game::World* world)
+    : options_(options), world_(world) {}
+
+Durability::~Durability() { (void)Close(); }
+
+core::Status Durability::Open(const DurabilityOptions& options, game::World* world,
+                              RecoveryReport* report, std::unique_ptr<Durability>* out) {
+  const Clock::time_point t0 = Clock::now();
+  *report = RecoveryReport{};
+  if (options.data_dir.empty()) return core::Status::InvalidArgument("durability: empty data dir");
+  std::unique_ptr<Durability> d(new Durability(options, world));
+  core::Status s = CreateDirs(options.env, options.data_dir);
+  if (!s.ok()) return s;
+  s = CheckOrCreateIdentity(options.env, options.data_dir, IdentityOf(world->globals()));
+  if (!s.ok()) return s;
+  s = d->Recover(report);
+  if (!s.ok()) return s;
+  s = d->OpenWriters();
+  if (!s.ok()) return s;
+  report->total_ms = MsSince(t0);
+  *out = std::move(d);
+  return core::Status::OK();
+}
+
+// Restores the newest valid backup into the world's state bytes, relinks, and replays the
+// logged ticks after it through ApplyTick.
+core::Status Durability::Recover(RecoveryReport* report) {
+  const game::Globals fresh = world_->globals();
+  std::span<uint8_t> bytes = world_->MutableStateBytesForRestore();
+  recovery::RecoverOptions ro;
+  ro.env = options_.env;
+  ro.dir = options_.data_dir;
+  ro.object_count = static_cast<uint64_t>(world_->object_count());
+  ro.object_size = static_cast<uint32_t>(game::kObjectSize);
+  recovery::RecoveryReport rr;
+  bool restored = false;  // the image (if any) was checked and relinked
+  double relink_ms = 0, replay_ms = 0;
+  TickRecord record;
+  auto restore = [&]() -> core::Status {
+    restored = true;
+    if (!rr.from_checkpoint) return core::Status::OK();
+    const Clock::time_point t = Clock::now();
+    core::Status s = CheckRestoredGlobals(world_->globals(), fresh);
+    if (s.ok()) world_->RelinkAll();
+    relink_ms = MsSince(t);
+    return s;
+  };
+  core::Status s = recovery::Recover(
+      ro, bytes.data(),
+      [&](uint64_t tick, std::string_view payload) -> core::Status {
+        core::Status st = restored ? core::Status::OK() : restore();
+        if (!st.ok()) return st;
+        const Clock::time_point t = Clock::now();
+        st = DecodeTickRecord(payload, &record);
+        if (st.ok()) st = ApplyTick(world_, record);
+        replay_ms += MsSince(t);
+        if (!st.ok()) {
+          return core::Status::Corruption("log tick " + std::to_string(tick) + ": " +
+                                          st.message());
+        }
+        return st;
+      },
+      &rr);
+  if (s.ok() && !restored) s = restore();
+  report->notes = rr.notes;
+  if (!s.ok()) return s;
+  report->found_state = rr.from_checkpoint || rr.records_replayed > 0;
+  report->from_checkpoint = rr.from_checkpoint;
+  report->backup_index = rr.backup_index;
+  report->checkpoint_tick = rr.checkpoint_tick;
+  report->ticks_replayed = rr.records_replayed;
+  report->recovered_tick = rr.last_tick;
+  report->world_tick = world_->globals().tick;
+  report->restore_ms = rr.restore_ms + relink_ms;
+  report->replay_ms = replay_ms;
+  report->state_hash = world_->StateHash();
+  report->torn_tail_cut = rr.truncated_tail;
+  if (rr.truncated_tail) {
+    report->torn_tail = rr.truncated_file + " offset " + std::to_string(rr.truncated_offset) +
+                        ", " + std::to_string(rr.truncated_bytes) + " bytes";
+  }
+  last_tick_ = rr.last_tick;
+  return core::Status::OK();
+}
+
+core::Status Durability::OpenWriters() {
+  recovery::LogOptions lo;
+  lo.env = options_.env;
+  lo.dir = options_.data_dir;
+  lo.durability = options_.durability;
+  lo.async_flush_ms = options_.async_flush_ms;
+  lo.segment_bytes = options_.segment_bytes;
+  lo.next_tick = last_tick_ + 1;
+  core::Status s = recovery::LogWriter::Open(lo, &log_);
+  if (!s.ok()) return s;
+
+  recovery::CheckpointOptions co;
+  co.env = options_.env;
+  co.dir = options_.data_dir;
+  co.algorithm = options_.algorithm;
+  co.object_count = static_cast<uint64_t>(world_->object_count());
+  co.object_size = static_cast<uint32_t>(game::kObjectSize);
+  co.interval_ms = options_.checkpoint_interval_ms;
+  recovery::LogWriter* log = log_.get();
+  co.on_commit = [log](uint64_t, uint64_t oldest_backup_tick) {
+    return log->RemoveObsoleteSegments(oldest_backup_tick);
+  };
+  s = recovery::Checkpointer::Open(co, world_->MutableStateBytesForRestore().data(), last_tick_,
+                                   &checkpointer_);
+  if (!s.ok()) return s;
+
+  if (!options_.hash_log_path.empty()) {
+    hash_log_ = std::fopen(options_.hash_log_path.c_str(), "a");
+    if (hash_log_ == nullptr) {
+      return core::Status::IoError("open hash log " + options_.hash_log_path + ": " +
+                                   std::strerror(errno));
+    }
+  }
+  recovery::Checkpointer* ckpt = checkpointer_.get();
+  world_->set_write_hook(
+      [ckpt](int object_id) { ckpt->OnUpdate(static_cast<uint32_t>(object_id)); });
+  return core::Status::OK();
+}
+
+core::Status Durability::EndOfRequests(uint64_t tick, const TickRecord& record) {
+  const Clock::time_point t0 = Clock::now();
+  if (hash_log_ != nullptr) {
+    std::fprintf(hash_log_, "%" PRIu64 " %016" PRIx64 "\n", tick, world_->StateHash());
+    std::fflush(hash_log_);
+  }
+  EncodeTickRecord(record, &payload_);
+  core::Status s = log_->Append(tick, payload_);
+  const double ms = MsSince(t0);
+  std::lock_guard lock(stats_mu_);
+  log_append_ms_total_ += ms;
+  if (s.ok()) ++ticks_logged_;
+  return s;
+}
+
+core::Status Durability::WaitDurable(uint64_t tick) {
+  if (options_.durability != recovery::Durability::kSync) return log_->status();
+  const Clock::time_point t0 = Clock::now();
+  core::Status s = log_->WaitDurable(tick);
+  const double ms = MsSince(t0);
+  std::lock_guard lock(stats_mu_);
+  wait_durable_ms_total_ += ms;
+  wait_durable_ms_max_ = std::max(wait_durable_ms_max_, ms);
+  return s;
+}
+
+core::Status Durability::TickBoundary(uint64_t tick) {
+  const Clock::time_point t0 = Clock::now();
+  core::Status s = checkpointer_->TickBoundary(tick);
+  const double ms = MsSince(t0);
+  std::lock_guard lock(stats_mu_);
+  boundary_ms_total_ += ms;
+  return s;
+}
+
+core::Status Durability::WaitCheckpointIdle() { return checkpointer_->WaitIdle(); }
+
+core::Status Durability::status() const {
+  core::Status s = log_->status();
+  if (!s.ok()) return s;
+  return checkpointer_->status();
+}
+
+DurabilityStats Durability::stats() const {
+  DurabilityStats st;
+  st.checkpoint = checkpointer_->stats();
+  st.log = log_->stats();
+  st.durable_tick = log_->durable_tick();
+  std::lock_guard lock(stats_mu_);
+  st.ticks_logged = ticks_logged_;
+  st.log_append_ms_total = log_append_ms_total_;
+  st.wait_durable_ms_total = wait_durable_ms_total_;
+  st.wait_durable_ms_max = wait_durable_ms_max_;
+  st.boundary_ms_total = boundary_ms_total_;
+  return st;
+}
+
+core::Status Durability::Close() {
+  if (closed_) return core::Status::OK();
+  closed_ = true;
+  world_->set_write_hook(nullptr);
+  core::Status s = checkpointer_ ? checkpointer_->Close() : core::Status::OK();
+  core::Status ls = log_ ? log_->Close() : core::Status::OK();
+  if (s.ok()) s = ls;
+  if (hash_log_ != nullptr) {
+    std::fclose(hash_log_);
+    hash_log_ = nullptr;
+  }
+  return s;
+}
+
+}  // namespace durability

@@ -1,0 +1,137 @@
+// Durability: the bridge between the game World and recovery/. At start-up it recovers the
+// world from a data directory (newest valid backup, then the logged ticks after it replayed
+// through ApplyTick); then, per tick, it logs the tick's record, lets the frame wait for it to be
+// durable, and runs the checkpointer at tick boundaries (its hook is the World's write hook).
+//
+// Per tick t (log ticks are consecutive, one per server frame, starting at last_tick() + 1):
+//   world part + request phase           (ApplyLeave/ApplyJoin/ApplyWorldPhase, commands)
+//   EndOfRequests(t, record)             master, no command running: log the record
+//   WaitDurable(t)                       sync mode: before any reply reflecting tick t leaves
+//   replies                              read-only
+//   TickBoundary(t)                      master, no worker writing: checkpoint point
+// Any error (failed fsync, ENOSPC, a failed checkpoint write) comes back as a Status; it is
+// sticky, and the server must stop rather than go on as if durable.
+//
+// Threading: Open, EndOfRequests, TickBoundary, Close on the frame orchestrator's serial thread
+// (the master); WaitDurable and stats from any thread. The World's write hook (installed by Open)
+// runs on worker threads. The World must outlive the Durability (the destructor removes the hook).
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "recovery/checkpointer.h"
+#include "recovery/env.h"
+#include "recovery/log_writer.h"
+#include "server/core/status.h"
+#include "server/durability/tick_record.h"
+#include "server/game/world.h"
+
+namespace durability {
+
+struct DurabilityOptions {
+  recovery::Env* env = recovery::Env::Posix();
+  std::string data_dir = "./data";  // created (with parents) if missing
+  recovery::Algorithm algorithm = recovery::Algorithm::kCou;
+  recovery::Durability durability = recovery::Durability::kSync;
+  int checkpoint_interval_ms = 0;   // 0: next checkpoint as soon as the previous is durable
+  int async_flush_ms = 200;         // kAsync: log fdatasync interval
+  uint64_t segment_bytes = 64ull << 20;
+  // If not empty: a real file (not through env) to which EndOfRequests appends "tick hash\n"
+  // (decimal log tick, 16 hex digits of World::StateHash after the tick), flushed to the OS but
+  // not synced, before the tick's record is logged. For crash tests; costs one hash per tick.
+  std::string hash_log_path;
+};
+
+// What start-up recovery did.
+struct RecoveryReport {
+  bool found_state = false;      // the directory held a backup or log records
+  bool from_checkpoint = false;
+  int backup_index = -1;         // backup used, -1: none (replayed from the initial world)
+  uint64_t checkpoint_tick = 0;  // log tick of the loaded backup (0: none)
+  uint64_t ticks_replayed = 0;
+  uint64_t recovered_tick = 0;   // the world is the state after this log tick
+  int32_t world_tick = 0;        // Globals::tick of the recovered world
+  double restore_ms = 0;         // backup read, verify, copy, relink
+  double replay_ms = 0;          // decode + ApplyTick of every replayed tick
+  double total_ms = 0;           // the whole Open
+  uint64_t state_hash = 0;       // World::StateHash after recovery
+  bool torn_tail_cut = false;
+  std::string torn_tail;         // "<file> offset N, B bytes" if a torn tail was cut
+  std::vector<std::string> notes;  // backups skipped and why, the tail that was cut
+};
+
+struct DurabilityStats {
+  recovery::CheckpointStats checkpoint;
+  recovery::LogWriter::Stats log;
+  uint64_t ticks_logged = 0;
+  uint64_t durable_tick = 0;
+  double log_append_ms_total = 0;   // inside EndOfRequests (encode, hash line, queue)
+  double wait_durable_ms_total = 0;
+  double wait_durable_ms_max = 0;
+  double boundary_ms_total = 0;     // inside TickBoundary (the checkpoint's synchronous pause)
+};
+
+class Durability {
+ public:
+  // Creates data_dir if missing, checks that it belongs to this world (world.id), recovers the
+  // world if the directory holds state, opens the log and the checkpointer and installs the
+  // world's write hook. On error the World may be partly restored and must not be served.
+  static core::Status Open(const DurabilityOptions& options, game::World* world,
+                           RecoveryReport* report, std::unique_ptr<Durability>* out);
+  ~Durability();  // Close(), ignoring its status
+  Durability(const Durability&) = delete;
+  Durability& operator=(const Durability&) = delete;
+
+  // The log tick of the recovered (or initial) state; the next record is last_tick() + 1.
+  uint64_t last_tick() const { return last_tick_; }
+
+  // Logs tick `tick` (must be last_tick() + 1). Call when the tick's commands have all run and
+  // none is running. Returns the log's sticky error.
+  core::Status EndOfRequests(uint64_t tick, const TickRecord& record);
+  // Blocks until tick is durable in the configured mode (sync: fdatasync'ed; async and off
+  // return at once). Returns the log's sticky error.
+  core::Status WaitDurable(uint64_t tick);
+  // The state is consistent as of `tick` and no worker writes: may start a checkpoint.
+  core::Status TickBoundary(uint64_t tick);
+  // Blocks until no checkpoint is in flight (tests, orderly shutdown).
+  core::Status WaitCheckpointIdle();
+
+  uint64_t durable_tick() const { return log_->durable_tick(); }
+  // OK, or the first sticky error of the log or the checkpointer.
+  core::Status status() const;
+  DurabilityStats stats() const;
+  const DurabilityOptions& options() const { return options_; }
+
+  // Stops the checkpointer (waiting for a checkpoint in flight), flushes and closes the log,
+  // removes the write hook. Idempotent.
+  core::Status Close();
+
+ private:
+  Durability(const DurabilityOptions& options, game::World* world);
+  core::Status Recover(RecoveryReport* report);
+  core::Status OpenWriters();
+
+  const DurabilityOptions options_;
+  game::World* const world_;
+  uint64_t last_tick_ = 0;
+  std::unique_ptr<recovery::LogWriter> log_;
+  std::unique_ptr<recovery::Checkpointer> checkpointer_;
+  std::FILE* hash_log_ = nullptr;
+  std::string payload_;  // EndOfRequests scratch
+  bool closed_ = false;
+
+  // Counters written by the master and WaitDurable callers, read by stats() from any thread.
+  mutable std::mutex stats_mu_;
+  uint64_t ticks_logged_ = 0;          // GUARDED_BY(stats_mu_)
+  double log_append_ms_total_ = 0;     // GUARDED_BY(stats_mu_)
+  double wait_durable_ms_total_ = 0;   // GUARDED_BY(stats_mu_)
+  double wait_durable_ms_max_ = 0;     // GUARDED_BY(stats_mu_)
+  double boundary_ms_total_ = 0;       // GUARDED_BY(stats_mu_)
+};
+
+}  // namespace durability

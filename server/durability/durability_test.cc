@@ -1,0 +1,250 @@
+// The Durability facade on FaultEnv, one thread: log + checkpoint + recover round trips, the
+// data directory's identity check, errors that must stop the server (fsync failure, ENOSPC, a
+// damaged payload), and the hash log.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include <unistd.h>
+
+#include "recovery/fault_env.h"
+#include "recovery/log_writer.h"
+#include "server/durability/durability.h"
+#include "server/durability/tick_apply.h"
+#include "server/durability/tick_recorder.h"
+#include "server/durability/world_identity.h"
+#include "server/game/cmd_script.h"
+#include "server/game/game_test_util.h"
+
+namespace durability {
+namespace {
+
+constexpr char kDir[] = "/data/dur";
+
+game::testing::TestWorld Arena(int max_players = 64) {
+  game::WorldConfig config;
+  config.max_players = max_players;
+  return game::testing::LoadWorld("maps/dm_arena.map", config);
+}
+
+DurabilityOptions Options(recovery::Env* env, recovery::Algorithm algorithm) {
+  DurabilityOptions o;
+  o.env = env;
+  o.data_dir = kDir;
+  o.algorithm = algorithm;
+  o.durability = recovery::Durability::kSync;
+  return o;
+}
+
+core::Status OpenIn(recovery::Env* env, recovery::Algorithm a, game::testing::TestWorld* w,
+                    RecoveryReport* rep, std::unique_ptr<Durability>* dur) {
+  return Durability::Open(Options(env, a), w->world.get(), rep, dur);
+}
+
+// Drives serial ticks like the server's master: world part, commands, log, wait, boundary.
+class Driver {
+ public:
+  Driver(game::World* world, Durability* dur) : world_(world), dur_(dur), recorder_(1) {}
+
+  core::Status Tick() {
+    const uint64_t tick = dur_->last_tick() + ++ran_;
+    TickRecord r;
+    if (bots_.size() < 8) {
+      const int k = static_cast<int>(bots_.size());
+      const game::JoinResult j = ApplyJoin(world_, "bot" + std::to_string(k), 50 + k, &r);
+      if (!j.status.ok()) return j.status;
+      game::testing::ScriptOptions opts;
+      opts.attack_percent = 25;
+      bots_.emplace_back(j.player, 900 + k, opts);
+    }
+    ApplyWorldPhase(world_, true, &r);
+    for (auto& bot : bots_) {
+      const game::UserCmd c = bot.Next(*world_);
+      if (world_->ExecuteCommand(bot.player(), c).ok()) recorder_.Record(0, bot.player(), c);
+    }
+    recorder_.MergeInto(&r);
+    core::Status s = dur_->EndOfRequests(tick, r);
+    if (s.ok()) s = dur_->WaitDurable(tick);
+    hashes_[tick] = world_->StateHash();
+    if (s.ok()) s = dur_->TickBoundary(tick);
+    return s;
+  }
+  uint64_t hash_at(uint64_t tick) const { return hashes_.at(tick); }
+
+ private:
+  game::World* world_;
+  Durability* dur_;
+  TickRecorder recorder_;
+  std::vector<game::testing::ScriptedPlayer> bots_;
+  uint64_t ran_ = 0;
+  std::map<uint64_t, uint64_t> hashes_;
+};
+
+TEST_CASE("a fresh directory starts at tick 0, and reopening it recovers every tick") {
+  for (recovery::Algorithm a : {recovery::Algorithm::kNone, recovery::Algorithm::kCou,
+                                recovery::Algorithm::kNaive, recovery::Algorithm::kPingPong}) {
+    INFO(recovery::AlgorithmName(a));
+    recovery::FaultEnv env;
+    auto live = Arena();
+    RecoveryReport rep;
+    std::unique_ptr<Durability> dur;
+    REQUIRE(Durability::Open(Options(&env, a), live.world.get(), &rep, &dur).ok());
+    CHECK_FALSE(rep.found_state);
+    CHECK(dur->last_tick() == 0);
+    CHECK(env.FileExists(std::string(kDir) + "/world.id"));
+    Driver driver(live.world.get(), dur.get());
+    for (int t = 0; t < 25; ++t) REQUIRE(driver.Tick().ok());
+    REQUIRE(dur->WaitCheckpointIdle().ok());
+    const DurabilityStats st = dur->stats();
+    CHECK(st.ticks_logged == 25);
+    CHECK(st.durable_tick == 25);
+    CHECK(st.log.syncs >= 1);
+    if (a != recovery::Algorithm::kNone) CHECK(st.checkpoint.checkpoints >= 1);
+    REQUIRE(dur->Close().ok());
+
+    auto back = Arena();
+    REQUIRE(Durability::Open(Options(&env, a), back.world.get(), &rep, &dur).ok());
+    CHECK(rep.found_state);
+    CHECK(rep.recovered_tick == 25);
+    CHECK(rep.checkpoint_tick + rep.ticks_replayed == 25);
+    CHECK(rep.from_checkpoint == (a != recovery::Algorithm::kNone));
+    CHECK(rep.state_hash == driver.hash_at(25));
+    CHECK(back.world->StateHash() == live.world->StateHash());
+    CHECK(dur->last_tick() == 25);
+  }
+}
+
+TEST_CASE("a data directory of another map or configuration is refused") {
+  recovery::FaultEnv env;
+  {
+    auto w = Arena(64);
+    RecoveryReport rep;
+    std::unique_ptr<Durability> dur;
+    REQUIRE(OpenIn(&env, recovery::Algorithm::kCou, &w, &rep, &dur).ok());
+    Driver driver(w.world.get(), dur.get());
+    REQUIRE(driver.Tick().ok());
+  }
+  auto other = Arena(32);
+  RecoveryReport rep;
+  std::unique_ptr<Durability> dur;
+  core::Status s = OpenIn(&env, recovery::Algorithm::kCou, &other, &rep, &dur);
+  CHECK(s.code() == core::Status::Code::kInvalidArgument);
+  CHECK_THAT(s.message(), Catch::Contains("another map or configuration"));
+  CHECK_THAT(s.message(), Catch::Contains("max_players 64 there, 32 here"));
+
+  // Log files without world.id: not ours.
+  recovery::FaultEnv env2;
+  env2.PutFile("/data/dur/log-000001.aslog", "garbage");
+  s = OpenIn(&env2, recovery::Algorithm::kCou, &other, &rep, &dur);
+  CHECK(s.code() == core::Status::Code::kInvalidArgument);
+  CHECK_THAT(s.message(), Catch::Contains("no world.id"));
+
+  // A garbled world.id.
+  recovery::FaultEnv env3;
+  env3.PutFile("/data/dur/world.id", "aftershock-world 1\nmap_hash x\n");
+  s = OpenIn(&env3, recovery::Algorithm::kCou, &other, &rep, &dur);
+  CHECK(s.code() == core::Status::Code::kCorruption);
+}
+
+TEST_CASE("identity text round trip") {
+  auto w = Arena();
+  const WorldIdentity id = IdentityOf(w.world->globals());
+  WorldIdentity back;
+  REQUIRE(ParseIdentity(FormatIdentity(id), "world.id", &back).ok());
+  CHECK(back == id);
+  CHECK_FALSE(ParseIdentity("aftershock-world 2\n", "world.id", &back).ok());
+  CHECK_FALSE(ParseIdentity(FormatIdentity(id) + "extra 1\n", "world.id", &back).ok());
+}
+
+TEST_CASE("a failed log fsync stops durability: every later call returns the error") {
+  recovery::FaultEnv env;
+  auto w = Arena();
+  RecoveryReport rep;
+  std::unique_ptr<Durability> dur;
+  REQUIRE(OpenIn(&env, recovery::Algorithm::kCou, &w, &rep, &dur).ok());
+  Driver driver(w.world.get(), dur.get());
+  REQUIRE(driver.Tick().ok());
+  env.InjectFault(recovery::FaultEnv::kOpSync, core::Status::IoError("fdatasync: EIO"), 0, -1,
+                  ".aslog");
+  core::Status s = driver.Tick();
+  REQUIRE_FALSE(s.ok());
+  CHECK_THAT(s.ToString(), Catch::Contains("EIO"));
+  CHECK_FALSE(dur->status().ok());
+  CHECK_FALSE(driver.Tick().ok());  // sticky
+  CHECK(dur->durable_tick() == 1);
+}
+
+TEST_CASE("a full disk surfaces as NoSpace") {
+  recovery::FaultEnv env;
+  auto w = Arena();
+  RecoveryReport rep;
+  std::unique_ptr<Durability> dur;
+  REQUIRE(OpenIn(&env, recovery::Algorithm::kNone, &w, &rep, &dur).ok());
+  Driver driver(w.world.get(), dur.get());
+  REQUIRE(driver.Tick().ok());
+  env.SetSpaceLimit(1);  // already past it: the next write fails
+  core::Status s;
+  for (int t = 0; t < 5 && s.ok(); ++t) s = driver.Tick();
+  CHECK(s.code() == core::Status::Code::kNoSpace);
+}
+
+TEST_CASE("a record whose payload does not decode stops recovery with a clear message") {
+  recovery::FaultEnv env;
+  {
+    auto w = Arena();
+    RecoveryReport rep;
+    std::unique_ptr<Durability> dur;
+    REQUIRE(OpenIn(&env, recovery::Algorithm::kNone, &w, &rep, &dur).ok());
+    Driver driver(w.world.get(), dur.get());
+    REQUIRE(driver.Tick().ok());
+    REQUIRE(driver.Tick().ok());
+  }
+  {  // A checksum-valid record of tick 3 with a payload that is not a tick record.
+    recovery::LogOptions lo;
+    lo.env = &env;
+    lo.dir = kDir;
+    lo.next_tick = 3;
+    std::unique_ptr<recovery::LogWriter> log;
+    REQUIRE(recovery::LogWriter::Open(lo, &log).ok());
+    REQUIRE(log->Append(3, std::string(7, 'x')).ok());
+    REQUIRE(log->Close().ok());
+  }
+  auto w = Arena();
+  RecoveryReport rep;
+  std::unique_ptr<Durability> dur;
+  core::Status s = OpenIn(&env, recovery::Algorithm::kNone, &w, &rep, &dur);
+  CHECK(s.code() == core::Status::Code::kCorruption);
+  CHECK_THAT(s.message(), Catch::Contains("log tick 3"));
+}
+
+TEST_CASE("the hash log holds the live hash of every logged tick") {
+  recovery::FaultEnv env;
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("dur_hash_" + std::to_string(::getpid()) + ".log");
+  std::filesystem::remove(path);
+  auto w = Arena();
+  DurabilityOptions o = Options(&env, recovery::Algorithm::kCou);
+  o.hash_log_path = path.string();
+  RecoveryReport rep;
+  std::unique_ptr<Durability> dur;
+  REQUIRE(Durability::Open(o, w.world.get(), &rep, &dur).ok());
+  Driver driver(w.world.get(), dur.get());
+  for (int t = 0; t < 5; ++t) REQUIRE(driver.Tick().ok());
+  std::ifstream in(path);
+  uint64_t tick = 0;
+  std::string hex;
+  int lines = 0;
+  while (in >> tick >> hex) {
+    ++lines;
+    CHECK(tick == static_cast<uint64_t>(lines));
+    CHECK(std::stoull(hex, nullptr, 16) == driver.hash_at(tick));
+  }
+  CHECK(lines == 5);
+  std::filesystem::remove(path);
+}
+
+}  // namespace
+}  // namespace durability

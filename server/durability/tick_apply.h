@@ -1,0 +1,39 @@
+// The steps of one tick as the World sees them, shared by the live master and by replay, so a
+// logged tick is re-executed through the same calls in the same order:
+//   1. world part (serial): ApplyLeave*, then ApplyJoin*, then ApplyWorldPhase (always called,
+//      run or not: it closes the world part and stamps the world tick);
+//   2. commands: World::ExecuteCommand under the region locks (live, recorded by TickRecorder),
+//      or one by one in exec_seq order (replay).
+// Live, each step applies to the world and appends to the frame's TickRecord; ApplyTick replays
+// a whole record with the same functions and checks every result against what was logged.
+//
+// Threading: the World's serial-phase rules (one thread, no commands running).
+#pragma once
+
+#include <string_view>
+
+#include "server/core/status.h"
+#include "server/durability/tick_record.h"
+#include "server/game/world.h"
+
+namespace durability {
+
+// Leaves `player`; on success appends it to record->leaves (record may be null). Must come
+// before any join or command of the record.
+core::Status ApplyLeave(game::World* world, game::EntityId player, TickRecord* record);
+
+// Joins by name and token; on success appends {name, token, player} to record->joins (record may
+// be null). Must come before the world phase and the commands.
+game::JoinResult ApplyJoin(game::World* world, std::string_view name, uint64_t token,
+                           TickRecord* record);
+
+// Runs the game's world phase if run_world, then sets record->world_phase_ran and
+// record->world_tick (record may be null). Returns the world tick.
+int32_t ApplyWorldPhase(game::World* world, bool run_world, TickRecord* record);
+
+// Replays a logged tick serially: leaves, joins, world phase, commands in record order. Any
+// result that differs from the live one (a refused leave/join/command, another player id, another
+// world tick) is Corruption naming the step: the log does not belong to this state.
+core::Status ApplyTick(game::World* world, const TickRecord& record);
+
+}  // namespace durability

@@ -1,0 +1,193 @@
+// TickRecord encoding and validating decoder (layout: docs/recovery.md, "Tick record payload").
+#include "server/durability/tick_record.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+
+#include "recovery/coding.h"
+
+namespace durability {
+
+namespace {
+
+using recovery::DecodeFixed32;
+using recovery::DecodeFixed64;
+using recovery::PutFixed32;
+using recovery::PutFixed64;
+
+constexpr uint8_t kFlagWorldPhase = 1;
+constexpr size_t kLeaveSize = 4;
+constexpr size_t kJoinFixedSize = 13;  // player u32 | token u64 | name length u8
+
+void PutFixed16(std::string* out, uint16_t v) {
+  out->push_back(static_cast<char>(v & 0xff));
+  out->push_back(static_cast<char>(v >> 8));
+}
+uint16_t DecodeFixed16(const char* p) {
+  const auto* u = reinterpret_cast<const unsigned char*>(p);
+  return static_cast<uint16_t>(u[0] | u[1] << 8);
+}
+void PutFloat(std::string* out, float f) { PutFixed32(out, std::bit_cast<uint32_t>(f)); }
+float DecodeFloat(const char* p) { return std::bit_cast<float>(DecodeFixed32(p)); }
+
+// A forward-only reader over the payload that never reads past its end.
+class Reader {
+ public:
+  explicit Reader(std::string_view data) : data_(data) {}
+  size_t left() const { return data_.size() - pos_; }
+  size_t pos() const { return pos_; }
+  const char* Take(size_t n) {
+    const char* p = data_.data() + pos_;
+    pos_ += n;
+    return p;
+  }
+
+ private:
+  std::string_view data_;
+  size_t pos_ = 0;
+};
+
+core::Status Damage(size_t offset, const std::string& what) {
+  return core::Status::Corruption("tick record: " + what + " at payload offset " +
+                                  std::to_string(offset));
+}
+
+bool ValidName(std::string_view name) {
+  if (name.empty() || name.size() > static_cast<size_t>(game::kMaxNameLength)) return false;
+  for (char c : name) {
+    if (c < 0x20 || c > 0x7e) return false;
+  }
+  return true;
+}
+
+core::Status DecodeJoin(Reader* in, TickJoin* j) {
+  const size_t at = in->pos();
+  if (in->left() < kJoinFixedSize) return Damage(at, "join truncated");
+  const char* p = in->Take(kJoinFixedSize);
+  j->player = static_cast<game::EntityId>(DecodeFixed32(p));
+  j->token = DecodeFixed64(p + 4);
+  const uint8_t len = static_cast<uint8_t>(p[12]);
+  if (j->player <= 0) return Damage(at, "join with player id " + std::to_string(j->player));
+  if (in->left() < len) return Damage(at, "join name truncated");
+  j->name.assign(in->Take(len), len);
+  if (!ValidName(j->name)) return Damage(at, "join name is not 1..31 printable characters");
+  return core::Status::OK();
+}
+
+void DecodeCommand(const char* p, TickCommand* c) {
+  c->exec_seq = DecodeFixed64(p);
+  c->player = static_cast<game::EntityId>(DecodeFixed32(p + 8));
+  game::UserCmd& u = c->cmd;
+  u.sequence = DecodeFixed32(p + 12);
+  u.duration_ms = DecodeFixed16(p + 16);
+  u.view_angles = core::Vec3{DecodeFloat(p + 18), DecodeFloat(p + 22), DecodeFloat(p + 26)};
+  u.forward_move = static_cast<int16_t>(DecodeFixed16(p + 30));
+  u.side_move = static_cast<int16_t>(DecodeFixed16(p + 32));
+  u.up_move = static_cast<int16_t>(DecodeFixed16(p + 34));
+  u.buttons = static_cast<uint8_t>(p[36]);
+  u.impulse = static_cast<uint8_t>(p[37]);
+}
+
+}  // namespace
+
+void TickRecord::Clear() {
+  leaves.clear();
+  joins.clear();
+  world_phase_ran = false;
+  world_tick = 0;
+  commands.clear();
+}
+
+void EncodeTickRecord(const TickRecord& r, std::string* out) {
+  out->clear();
+  out->push_back(static_cast<char>(kTickRecordVersion));
+  out->push_back(static_cast<char>(r.world_phase_ran ? kFlagWorldPhase : 0));
+  PutFixed16(out, 0);
+  PutFixed32(out, static_cast<uint32_t>(r.world_tick));
+  PutFixed32(out, static_cast<uint32_t>(r.leaves.size()));
+  PutFixed32(out, static_cast<uint32_t>(r.joins.size()));
+  PutFixed32(out, static_cast<uint32_t>(r.commands.size()));
+  for (game::EntityId p : r.leaves) PutFixed32(out, static_cast<uint32_t>(p));
+  for (const TickJoin& j : r.joins) {
+    PutFixed32(out, static_cast<uint32_t>(j.player));
+    PutFixed64(out, j.token);
+    const size_t len = std::min(j.name.size(), size_t{255});
+    out->push_back(static_cast<char>(len));
+    out->append(j.name.data(), len);
+  }
+  for (const TickCommand& c : r.commands) {
+    PutFixed64(out, c.exec_seq);
+    PutFixed32(out, static_cast<uint32_t>(c.player));
+    const game::UserCmd& u = c.cmd;
+    PutFixed32(out, u.sequence);
+    PutFixed16(out, u.duration_ms);
+    PutFloat(out, u.view_angles.x);
+    PutFloat(out, u.view_angles.y);
+    PutFloat(out, u.view_angles.z);
+    PutFixed16(out, static_cast<uint16_t>(u.forward_move));
+    PutFixed16(out, static_cast<uint16_t>(u.side_move));
+    PutFixed16(out, static_cast<uint16_t>(u.up_move));
+    out->push_back(static_cast<char>(u.buttons));
+    out->push_back(static_cast<char>(u.impulse));
+  }
+}
+
+core::Status DecodeTickRecord(std::string_view payload, TickRecord* r) {
+  r->Clear();
+  Reader in(payload);
+  if (in.left() < kTickRecordHeaderSize) {
+    return Damage(0, "payload of " + std::to_string(payload.size()) +
+                         " bytes is shorter than its header");
+  }
+  const char* h = in.Take(kTickRecordHeaderSize);
+  if (static_cast<uint8_t>(h[0]) != kTickRecordVersion) {
+    return Damage(0, "unknown version " + std::to_string(static_cast<uint8_t>(h[0])));
+  }
+  const uint8_t flags = static_cast<uint8_t>(h[1]);
+  if ((flags & ~kFlagWorldPhase) != 0 || DecodeFixed16(h + 2) != 0) {
+    return Damage(1, "unknown flags or non-zero reserved bytes");
+  }
+  r->world_phase_ran = (flags & kFlagWorldPhase) != 0;
+  r->world_tick = static_cast<int32_t>(DecodeFixed32(h + 4));
+  if (r->world_tick < 0) return Damage(4, "negative world tick");
+  const uint64_t leaves = DecodeFixed32(h + 8);
+  const uint64_t joins = DecodeFixed32(h + 12);
+  const uint64_t commands = DecodeFixed32(h + 16);
+  // Every count is checked against the bytes left before anything is allocated for it.
+  if (leaves * kLeaveSize + joins * kJoinFixedSize + commands * kTickCommandSize > in.left()) {
+    return Damage(8, "counts (" + std::to_string(leaves) + " leaves, " + std::to_string(joins) +
+                         " joins, " + std::to_string(commands) + " commands) exceed the " +
+                         std::to_string(in.left()) + " bytes that follow");
+  }
+  r->leaves.resize(leaves);
+  for (uint64_t i = 0; i < leaves; ++i) {
+    const size_t at = in.pos();
+    r->leaves[i] = static_cast<game::EntityId>(DecodeFixed32(in.Take(kLeaveSize)));
+    if (r->leaves[i] <= 0) return Damage(at, "leave of player id " + std::to_string(r->leaves[i]));
+  }
+  r->joins.resize(joins);
+  for (uint64_t i = 0; i < joins; ++i) {
+    core::Status s = DecodeJoin(&in, &r->joins[i]);
+    if (!s.ok()) return s;
+  }
+  if (in.left() != commands * kTickCommandSize) {
+    return Damage(in.pos(), std::to_string(in.left()) + " bytes left for " +
+                                std::to_string(commands) + " commands of " +
+                                std::to_string(kTickCommandSize) + " bytes");
+  }
+  r->commands.resize(commands);
+  for (uint64_t i = 0; i < commands; ++i) {
+    const size_t at = in.pos();
+    TickCommand& c = r->commands[i];
+    DecodeCommand(in.Take(kTickCommandSize), &c);
+    if (c.player <= 0) return Damage(at, "command of player id " + std::to_string(c.player));
+    if (i > 0 && c.exec_seq <= r->commands[i - 1].exec_seq) {
+      return Damage(at, "execution sequence " + std::to_string(c.exec_seq) +
+                            " does not follow " + std::to_string(r->commands[i - 1].exec_seq));
+    }
+  }
+  return core::Status::OK();
+}
+
+}  // namespace durability

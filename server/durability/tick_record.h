@@ -1,0 +1,52 @@
+// TickRecord: what happened in one logged tick (one server frame), in the serial order that
+// reproduces it, and its byte encoding: the payload of recovery's opaque log record.
+// Byte layout: docs/recovery.md, "Tick record payload".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "server/core/status.h"
+#include "server/game/entity.h"
+#include "server/game/user_cmd.h"
+
+namespace durability {
+
+struct TickJoin {
+  std::string name;
+  uint64_t token = 0;          // the secret join token (the world keeps only its hash)
+  game::EntityId player = 0;   // the player id the join gave; replay must give the same
+};
+
+struct TickCommand {
+  uint64_t exec_seq = 0;       // global execution sequence, taken under the command's locks
+  game::EntityId player = 0;
+  game::UserCmd cmd;
+};
+
+// The live order, which replay follows: leaves, then joins, then the world phase (if it ran),
+// then the commands by exec_seq. Only applied joins and successful commands are recorded.
+struct TickRecord {
+  std::vector<game::EntityId> leaves;
+  std::vector<TickJoin> joins;
+  bool world_phase_ran = false;
+  int32_t world_tick = 0;      // Globals::tick after the world part (a replay cross-check)
+  std::vector<TickCommand> commands;  // exec_seq strictly increasing
+
+  void Clear();
+};
+
+inline constexpr uint8_t kTickRecordVersion = 1;
+inline constexpr size_t kTickRecordHeaderSize = 20;
+inline constexpr size_t kTickCommandSize = 38;
+
+// Appends the encoding of r to *out (which is cleared first).
+void EncodeTickRecord(const TickRecord& r, std::string* out);
+// Parses and validates a payload: version, flags, counts against the size, names, player ids,
+// strictly increasing exec_seq, no trailing bytes. Damage gives Corruption naming what is wrong;
+// *r is then unspecified. Never trusts a count before checking it against the bytes left.
+core::Status DecodeTickRecord(std::string_view payload, TickRecord* r);
+
+}  // namespace durability

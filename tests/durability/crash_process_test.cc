@@ -1,0 +1,134 @@
+// The real aftershock-server killed with SIGKILL at random moments while aftershock-bots --verify
+// play, and restarted on the same data directory each time (with a different checkpoint
+// algorithm each time: the files are the same). Every restart must recover (the stats file's
+// `recovery` object) to a state whose hash equals the hash the killed server logged live for
+// the same tick (--hash-log), and the bots must see no durability violation: no command whose
+// result a bot was shown is missing after a restart. About 30 s.
+#include <catch2/catch.hpp>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/bots/subprocess.h"
+#include "tests/server/mini_json.h"
+
+namespace {
+
+using testing_util::ReadFile;
+using testing_util::Subprocess;
+
+const std::string kBin = AS_BIN_DIR;
+constexpr uint16_t kPort = 29700;
+constexpr int kBots = 8;
+constexpr int kKills = 4;
+
+std::string Temp(const std::string& name) {
+  return "/tmp/aftershock_crash_process_" + std::to_string(getpid()) + "_" + name;
+}
+
+// True once the lobby answers the connectionless status query (recovered and serving).
+bool WaitServerUp(uint16_t port) {
+  const int fd = socket(AF_INET, SOCK_DGRAM, 0);
+  if (fd < 0) return false;
+  timeval tv{0, 50000};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  sockaddr_in to{};
+  to.sin_family = AF_INET;
+  to.sin_port = htons(port);
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  const std::string query = "\xff\xff\xff\xffstatus";
+  bool up = false;
+  for (int i = 0; i < 400 && !up; ++i) {
+    sendto(fd, query.data(), query.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to);
+    char buf[2048];
+    const ssize_t n = recv(fd, buf, sizeof buf, 0);
+    up = n > 10 && std::string(buf, 10) == query;
+  }
+  close(fd);
+  return up;
+}
+
+std::unique_ptr<Subprocess> StartServer(const std::string& data, const std::string& algorithm,
+                                        int n) {
+  const std::vector<std::string> argv = {
+      kBin + "/aftershock-server", "--port", std::to_string(kPort), "--bind", "127.0.0.1",
+      "--threads", "2", "--max-players", "32", "--data-dir", data, "--checkpoint", algorithm,
+      "--durability", "sync", "--hash-log", "--stats-out", Temp("stats" + std::to_string(n)),
+      "--stats-interval", "1", "--log-level", "warn"};
+  return std::make_unique<Subprocess>(argv, Temp("server.out"),
+                                      Temp("server" + std::to_string(n) + ".err"));
+}
+
+// The last hash line for `tick` among the first `size` bytes of the hash log.
+std::string LiveHash(const std::string& log, size_t size, uint64_t tick) {
+  std::istringstream in(log.substr(0, size));
+  std::string found, line;
+  while (std::getline(in, line)) {
+    std::istringstream fields(line);
+    uint64_t t = 0;
+    std::string hash;
+    if ((fields >> t >> hash) && t == tick) found = hash;
+  }
+  return found;
+}
+
+TEST_CASE("kill -9 at random moments: every restart recovers the live state, "
+          "nothing acknowledged is lost") {
+  const std::string data = Temp("data");
+  std::filesystem::remove_all(data);
+  const std::string hash_log = data + "/hash.log";
+  const std::vector<std::string> algorithms = {"cou", "pingpong", "naive", "none", "cou"};
+  auto server = StartServer(data, algorithms[0], 0);
+  REQUIRE(WaitServerUp(kPort));
+  const std::string bots_json = Temp("bots.json");
+  Subprocess bots({kBin + "/aftershock-bots", "--server", "127.0.0.1:" + std::to_string(kPort),
+                   "--bots", std::to_string(kBots), "--duration", "24", "--verify", "--quiet",
+                   "--identity-prefix", "crash", "--out", bots_json},
+                  Temp("bots.out"), Temp("bots.err"));
+  std::mt19937 rng(static_cast<uint32_t>(std::random_device{}()));
+  uint64_t last_recovered = 0;
+  for (int k = 1; k <= kKills; ++k) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500 + rng() % 2500));
+    server->Kill(SIGKILL);  // and reaped: the hash log holds all it wrote, nothing newer
+    const size_t size_at_kill =
+        std::filesystem::exists(hash_log) ? std::filesystem::file_size(hash_log) : 0;
+    server = StartServer(data, algorithms[k], k);
+    REQUIRE(WaitServerUp(kPort));
+    INFO("kill " << k << ", restarted with --checkpoint " << algorithms[k] << "; "
+                 << ReadFile(Temp("server" + std::to_string(k) + ".err")));
+    const svtest::Json stats = svtest::ParseJson(ReadFile(Temp("stats" + std::to_string(k))));
+    REQUIRE(stats.Has("recovery"));
+    const svtest::Json& r = stats["recovery"];
+    const auto tick = static_cast<uint64_t>(r["recovered_tick"].number);
+    INFO("recovered tick " << tick << ", checkpoint tick " << r["checkpoint_tick"].number
+                           << ", replayed " << r["ticks_replayed"].number);
+    CHECK(r["found_state"].boolean);
+    CHECK(tick > last_recovered);
+    CHECK(r["checkpoint_tick"].number + r["ticks_replayed"].number == Approx(tick));
+    CHECK(r["state_hash"].string == LiveHash(ReadFile(hash_log), size_at_kill, tick));
+    last_recovered = tick;
+  }
+  const int rc = bots.Wait(60);
+  const std::string json = ReadFile(bots_json);
+  INFO(json);
+  REQUIRE(rc == 0);
+  const svtest::Json b = svtest::ParseJson(json);
+  CHECK(b["rejoin_checks"].number >= kBots * (kKills - 1));
+  CHECK(b["durability_violations"].number == 0);
+  server->Kill(SIGTERM);
+  std::filesystem::remove_all(data);
+}
+
+}  // namespace

@@ -1,0 +1,265 @@
+// The server's durability path end to end, in one process on FaultEnv: 3 worker threads run 32+
+// scripted players' commands under the areanode leaf locks (the protocol of
+// tests/game/game_parallel_test.cc), taking the execution sequence under the locks; the master
+// merges the tick record, logs it, waits for durability and runs the checkpointer at the tick
+// boundary. Then a simulated power cut (unsynced writes dropped) at an arbitrary point, recovery
+// into a fresh World, and two checks: the recovered state's hash equals the live hash recorded
+// at the recovered tick, and no tick that was durable before the crash is lost. Each algorithm,
+// two crash cycles each. Run under TSan it also checks the write hook under parallel commands.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <iterator>
+#include <map>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "recovery/fault_env.h"
+#include "server/durability/durability.h"
+#include "server/durability/tick_apply.h"
+#include "server/durability/tick_recorder.h"
+#include "server/game/cmd_script.h"
+#include "server/game/game_test_util.h"
+
+namespace durability {
+namespace {
+
+constexpr int kThreads = 3;
+constexpr int kPlayers = 36;
+constexpr char kDir[] = "/srv/data";
+
+// ---- The leaf locking protocol (as in tests/game/game_parallel_test.cc) ----
+
+void LeavesFor(const areanode::AreanodeTree& tree, const game::Region& r, std::vector<int>* out) {
+  out->clear();
+  if (r.NeedsWholeMap(/*optimized=*/true)) {
+    for (int l = 0; l < tree.leaf_count(); ++l) out->push_back(l);
+    return;
+  }
+  core::Bounds boxes[game::kMaxRegionBoxes];
+  const int n = r.LockBoxes(boxes);
+  std::vector<int> leaves;
+  for (int i = 0; i < n; ++i) {
+    tree.LeavesTouching(boxes[i], &leaves);
+    out->insert(out->end(), leaves.begin(), leaves.end());
+  }
+  std::sort(out->begin(), out->end());
+  out->erase(std::unique(out->begin(), out->end()), out->end());
+}
+
+void LockAll(areanode::AreanodeTree& tree, const std::vector<int>& leaves) {
+  for (int l : leaves) tree.slot(tree.LeafNode(l)).mutex.lock();
+}
+void UnlockAll(areanode::AreanodeTree& tree, const std::vector<int>& leaves) {
+  for (auto it = leaves.rbegin(); it != leaves.rend(); ++it) {
+    tree.slot(tree.LeafNode(*it)).mutex.unlock();
+  }
+}
+
+void LockRegion(game::World* w, game::EntityId player, const game::UserCmd& cmd,
+                std::vector<int>* held) {
+  auto& tree = w->tree();
+  tree.LeavesTouching(w->BoxOf(player), held);
+  LockAll(tree, *held);
+  std::vector<int> region_leaves, need;
+  for (;;) {
+    LeavesFor(tree, w->RegionOf(player, cmd), &region_leaves);
+    need.clear();
+    std::set_union(held->begin(), held->end(), region_leaves.begin(), region_leaves.end(),
+                   std::back_inserter(need));
+    if (need == *held) return;
+    UnlockAll(tree, *held);
+    *held = need;
+    LockAll(tree, *held);
+  }
+}
+
+// ---- One server process: a World, its Durability, and the frame loop ----
+
+struct Process {
+  game::testing::TestWorld world;
+  std::unique_ptr<Durability> dur;
+  RecoveryReport report;
+};
+
+struct RunConfig {
+  recovery::Algorithm algorithm = recovery::Algorithm::kCou;
+  recovery::Durability mode = recovery::Durability::kSync;
+  int checkpoint_interval_ms = 0;
+};
+
+core::Status StartProcess(recovery::FaultEnv* env, const RunConfig& rc, Process* p) {
+  game::WorldConfig config;
+  config.max_players = 48;
+  p->world = game::testing::LoadWorld("maps/dm_arena.map", config);
+  p->world.world->tree().set_parent_locking(true);
+  p->world.world->set_region_check(true);
+  DurabilityOptions o;
+  o.env = env;
+  o.data_dir = kDir;
+  o.algorithm = rc.algorithm;
+  o.durability = rc.mode;
+  o.checkpoint_interval_ms = rc.checkpoint_interval_ms;
+  o.async_flush_ms = 2;
+  o.segment_bytes = 64 << 10;  // several segments, so recovery crosses and deletion runs
+  return Durability::Open(o, p->world.world.get(), &p->report, &p->dur);
+}
+
+class Game {
+ public:
+  // How far a frame gets before the (simulated) power cut.
+  enum Stop { kAfterCommands, kAfterLogAppend, kAfterWaitDurable, kComplete };
+
+  // One frame: world part, parallel commands, record, log, (sync) wait, checkpoint boundary.
+  // Returns the log's or checkpointer's error; thread errors are collected in *errors.
+  core::Status Frame(Process* p, std::vector<std::string>* errors, Stop stop = kComplete) {
+    game::World* w = p->world.world.get();
+    const uint64_t tick = p->dur->last_tick() + ++frames_in_process_;
+    TickRecord record;
+    WorldPart(w, tick, &record);
+    std::vector<TickCommand> cmds;
+    for (auto& s : scripts_) {
+      if (s.player() != 0 && (w->Get(s.player()).flags & game::kFlagConnected)) {
+        cmds.push_back({0, s.player(), s.Next(*w)});
+      }
+    }
+    std::vector<std::thread> threads;
+    std::vector<std::vector<std::string>> thread_errors(kThreads);
+    for (int th = 0; th < kThreads; ++th) {
+      threads.emplace_back([&, th] {
+        std::vector<int> leaves;
+        for (size_t i = th; i < cmds.size(); i += kThreads) {
+          LockRegion(w, cmds[i].player, cmds[i].cmd, &leaves);
+          const core::Status s = w->ExecuteCommand(cmds[i].player, cmds[i].cmd);
+          if (s.ok()) recorder_.Record(th, cmds[i].player, cmds[i].cmd);  // locks still held
+          else thread_errors[th].push_back(s.ToString());
+          UnlockAll(w->tree(), leaves);
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    for (auto& e : thread_errors) errors->insert(errors->end(), e.begin(), e.end());
+    recorder_.MergeInto(&record);
+    if (stop == kAfterCommands) return core::Status::OK();
+    live_hash_[tick] = w->StateHash();
+    core::Status s = p->dur->EndOfRequests(tick, record);
+    if (!s.ok() || stop == kAfterLogAppend) return s;
+    s = p->dur->WaitDurable(tick);
+    if (!s.ok() || stop == kAfterWaitDurable) return s;
+    return p->dur->TickBoundary(tick);
+  }
+
+  void NewProcess() { frames_in_process_ = 0; }
+  bool has_live_hash(uint64_t tick) const { return live_hash_.count(tick) != 0; }
+  uint64_t live_hash(uint64_t tick) const { return live_hash_.at(tick); }
+
+ private:
+  // Joins 12 players per tick until all are in; then each player leaves now and then and comes
+  // back 4 ticks later (a rejoin resumes its record).
+  void WorldPart(game::World* w, uint64_t tick, TickRecord* record) {
+    for (int i = 0; i < kPlayers; ++i) {
+      game::testing::ScriptedPlayer& s = scripts_[i];
+      if (s.player() == 0 || !(w->Get(s.player()).flags & game::kFlagConnected)) continue;
+      if ((tick + 3 * i) % 29 == 0) REQUIRE(ApplyLeave(w, s.player(), record).ok());
+    }
+    int joined = 0;
+    for (int i = 0; i < kPlayers && joined < 12; ++i) {
+      game::testing::ScriptedPlayer& s = scripts_[i];
+      const bool connected = s.player() != 0 && (w->Get(s.player()).flags & game::kFlagConnected);
+      if (connected || (s.player() != 0 && (tick + 3 * i) % 29 < 4)) continue;
+      const game::JoinResult j = ApplyJoin(w, "player" + std::to_string(i), 7000 + i, record);
+      REQUIRE(j.status.ok());
+      if (s.player() == 0) s = game::testing::ScriptedPlayer(j.player, 101 + i, Options());
+      REQUIRE(s.player() == j.player);
+      ++joined;
+    }
+    ApplyWorldPhase(w, tick % 4 != 0, record);
+  }
+  static game::testing::ScriptOptions Options() {
+    game::testing::ScriptOptions opts;
+    opts.attack_percent = 25;
+    opts.jump_percent = 10;
+    opts.min_duration_ms = 10;
+    opts.max_duration_ms = 60;
+    return opts;
+  }
+
+  // Player 0: not joined yet.
+  std::vector<game::testing::ScriptedPlayer> scripts_ =
+      std::vector<game::testing::ScriptedPlayer>(kPlayers);
+  TickRecorder recorder_{kThreads};
+  uint64_t frames_in_process_ = 0;
+  std::map<uint64_t, uint64_t> live_hash_;  // by log tick; re-executed ticks overwrite
+};
+
+// Two cycles of: run 24..39 frames, cut the power at a random point of the last one, recover.
+void CrashAndRecoverCycles(const RunConfig& rc) {
+  recovery::FaultEnv env(17);
+  std::mt19937 rng(static_cast<uint32_t>(rc.algorithm) * 31 + static_cast<uint32_t>(rc.mode));
+  Game game;
+  Process proc;
+  REQUIRE(StartProcess(&env, rc, &proc).ok());
+  REQUIRE_FALSE(proc.report.found_state);
+  std::vector<std::string> errors;
+  for (int cycle = 0; cycle < 2; ++cycle) {
+    INFO("cycle " << cycle);
+    const int frames = 24 + static_cast<int>(rng() % 16);
+    const auto stop = static_cast<Game::Stop>(rng() % 4);
+    for (int f = 0; f < frames; ++f) {
+      REQUIRE(game.Frame(&proc, &errors, f + 1 == frames ? stop : Game::kComplete).ok());
+      // The checkpoint started at this process's first boundary commits before the crash.
+      if (f == 8) REQUIRE(proc.dur->WaitCheckpointIdle().ok());
+    }
+    REQUIRE(errors.empty());
+    const uint64_t appended = proc.dur->last_tick() + static_cast<uint64_t>(frames) -
+                              (stop == Game::kAfterCommands ? 1 : 0);
+    const uint64_t durable_before = proc.dur->durable_tick();
+    if (rc.mode == recovery::Durability::kSync) REQUIRE(durable_before >= appended - 1);
+    env.Crash(recovery::FaultEnv::CrashMode::kDropUnsynced);  // writers may be mid-write
+    proc.dur.reset();                                         // their errors die with them
+    proc = Process{};
+    game.NewProcess();
+
+    REQUIRE(StartProcess(&env, rc, &proc).ok());
+    const RecoveryReport& r = proc.report;
+    INFO("crash after stage " << stop << "; recovered tick " << r.recovered_tick << ", checkpoint "
+                              << r.checkpoint_tick << ", replayed " << r.ticks_replayed);
+    CHECK(r.recovered_tick >= durable_before);  // no acknowledged tick lost
+    CHECK(r.recovered_tick <= appended);
+    CHECK(r.from_checkpoint == (rc.algorithm != recovery::Algorithm::kNone));
+    CHECK(r.checkpoint_tick + r.ticks_replayed == r.recovered_tick);
+    if (rc.checkpoint_interval_ms > 0) CHECK(r.ticks_replayed >= 15);  // one checkpoint/process
+    REQUIRE(game.has_live_hash(r.recovered_tick));
+    REQUIRE(r.state_hash == game.live_hash(r.recovered_tick));
+    REQUIRE(proc.world.world->StateHash() == r.state_hash);
+  }
+  // The run goes on after the last recovery.
+  for (int f = 0; f < 5; ++f) REQUIRE(game.Frame(&proc, &errors).ok());
+  REQUIRE(errors.empty());
+}
+
+// One checkpoint per process (an interval longer than the test): recovery loads it and replays
+// the ticks since, whatever the timing.
+constexpr int kOnce = 3600 * 1000;
+
+TEST_CASE("parallel run, crash, recover: cou") {
+  CrashAndRecoverCycles({recovery::Algorithm::kCou, recovery::Durability::kSync, kOnce});
+  CrashAndRecoverCycles({recovery::Algorithm::kCou, recovery::Durability::kSync, 0});
+}
+TEST_CASE("parallel run, crash, recover: naive") {
+  CrashAndRecoverCycles({recovery::Algorithm::kNaive, recovery::Durability::kSync, kOnce});
+}
+TEST_CASE("parallel run, crash, recover: pingpong") {
+  CrashAndRecoverCycles({recovery::Algorithm::kPingPong, recovery::Durability::kSync, kOnce});
+  CrashAndRecoverCycles({recovery::Algorithm::kPingPong, recovery::Durability::kSync, 0});
+}
+TEST_CASE("parallel run, crash, recover: none (log only)") {
+  CrashAndRecoverCycles({recovery::Algorithm::kNone, recovery::Durability::kSync, 0});
+}
+TEST_CASE("parallel run, crash, recover: cou with async durability") {
+  CrashAndRecoverCycles({recovery::Algorithm::kCou, recovery::Durability::kAsync, 0});
+}
+
+}  // namespace
+}  // namespace durability
