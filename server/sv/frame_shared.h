@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "server/core/bounds.h"
+#include "server/durability/tick_recorder.h"
 #include "server/game/user_cmd.h"
 #include "server/game/world.h"
 #include "server/sv/server_options.h"
@@ -18,23 +19,16 @@
 
 namespace sv {
 
-// One executed command with its global execution sequence number, taken while the command's
-// region locks were held: sorting a tick's records by `exec_seq` gives a serial order that
-// reproduces the parallel execution (commands that ran at the same time commute).
-struct CommandRecord {
-  uint64_t exec_seq = 0;
-  int32_t tick = 0;
-  game::EntityId player = 0;
-  game::UserCmd cmd;
-};
-
 struct FrameShared {
   game::World* world = nullptr;      // world phase: master only; request phase: commands under
                                      // the locking scheme; reply phase: read-only
   const ServerOptions* options = nullptr;
   ServerStats* stats = nullptr;
   std::mutex global_lock;            // the `global` scheme's one lock
-  std::atomic<uint64_t> exec_seq{0};
+  // The frame's executed commands in a serial order that reproduces it (the recovery log):
+  // worker i records into its own buffer while it still holds the command's locks; the thread
+  // that closes the request phase merges them.
+  durability::TickRecorder* recorder = nullptr;
 
   // Frame number (>= 1) and world tick of the frame in progress. Written by the master in the
   // world phase, read by workers in the request and reply phases (phase-separated).

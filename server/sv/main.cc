@@ -58,6 +58,8 @@ int main(int argc, char** argv) {
     spdlog::shutdown();
     return 1;
   }
+  // The recovery figures are in the stats file before the first frame (crash tests read them).
+  WriteStats(*server, options.stats_out);
   server->Start();
   const auto start = std::chrono::steady_clock::now();
   auto next_report = start + std::chrono::duration<double>(options.stats_interval_s);
@@ -69,6 +71,7 @@ int main(int argc, char** argv) {
       spdlog::info("signal {}: shutting down", sig);
       break;
     }
+    if (server->stop_requested()) break;  // the server stopped itself (durability failure)
     const auto now = std::chrono::steady_clock::now();
     if (options.duration_s > 0 && now - start >= std::chrono::duration<double>(options.duration_s)) {
       spdlog::info("--duration {} s reached: shutting down", options.duration_s);
@@ -88,7 +91,13 @@ int main(int argc, char** argv) {
   const sv::StatsReport final_report = server->Report();
   spdlog::info("final: {}", sv::ConsoleLine(prev, final_report));
   WriteStats(*server, options.stats_out);
+  const core::Status fatal = server->fatal_status();
   server.reset();
+  if (!fatal.ok()) {
+    spdlog::critical("stopped: {}", fatal.ToString());
+    spdlog::shutdown();
+    return 1;
+  }
   spdlog::shutdown();
   return 0;
 }

@@ -8,6 +8,7 @@
 #include <spdlog/spdlog.h>
 
 #include "maps/map_loader.h"
+#include "server/durability/tick_apply.h"
 #include "server/core/check.h"
 #include "server/protocol/messages.h"
 #include "server/sv/snapshot_builder.h"
@@ -63,6 +64,11 @@ core::Status Server::Create(const ServerOptions& options, std::unique_ptr<Server
                         options.locking == LockingScheme::kAreanodeOpt;
   sv->world_->tree().set_parent_locking(areanode);
   sv->world_->set_region_check(options.region_check);
+  // Recover before any port is opened: nobody can see the world until it is the durable one.
+  if (!options.data_dir.empty()) {
+    s = sv->OpenDurability();
+    if (!s.ok()) return s;
+  }
 
   FrameShared& sh = sv->shared_;
   sh.world = sv->world_.get();
@@ -117,6 +123,15 @@ void Server::Wait() {
   }
   lobby_stop_.store(true, std::memory_order_release);
   if (lobby_thread_.joinable()) lobby_thread_.join();
+  if (durability_ != nullptr) {
+    const core::Status s = durability_->Close();  // flushes and syncs the log
+    if (!s.ok() && !durability_failed_.load()) Fail(s);
+  }
+}
+
+core::Status Server::fatal_status() const {
+  std::lock_guard<std::mutex> lock(fatal_mu_);
+  return fatal_;
 }
 
 StatsReport Server::Report() const {
@@ -132,7 +147,17 @@ StatsReport Server::Report() const {
   info.max_players = options_.max_players;
   info.instrument = options_.instrument;
   info.uptime_s = started_ ? static_cast<double>(SteadyMs() - start_ms_) / 1000.0 : 0.0;
-  return TakeReport(stats_, info);
+  StatsReport r = TakeReport(stats_, info);
+  if (durability_ != nullptr) {
+    r.durability.enabled = true;
+    r.durability.data_dir = options_.data_dir;
+    r.durability.algorithm = recovery::AlgorithmName(options_.checkpoint);
+    r.durability.mode = recovery::DurabilityName(options_.durability);
+    r.durability.interval_ms = options_.checkpoint_interval_ms;
+    r.durability.recovery = recovery_report_;
+    r.durability.stats = durability_->stats();
+  }
+  return r;
 }
 
 // ---- Frame threads ---------------------------------------------------------------------------
@@ -161,6 +186,8 @@ void Server::RunFixed(int index, PhaseClock* clock) {
       if (next_tick < now - period) next_tick = now;  // fell behind: do not burst to catch up
       std::this_thread::sleep_until(next_tick);
       frame_start_ns_ = NowNs();
+      clock->Switch(Phase::kCheckpoint);
+      CheckpointBoundary();
       stop_frame_ = stop_requested();
       if (!stop_frame_) {
         clock->Switch(Phase::kWorld);
@@ -177,6 +204,15 @@ void Server::RunFixed(int index, PhaseClock* clock) {
     w.RequestPhase(clock);
     clock->Switch(Phase::kIntraWait);
     barrier_->arrive_and_wait();  // B: every request executed
+    if (durability_ != nullptr) {
+      if (index == 0) {
+        clock->Switch(Phase::kLogSync);
+        LogFrame();
+        clock->Switch(Phase::kIntraWait);
+      }
+      barrier_->arrive_and_wait();  // B': the frame's record is logged (on disk, in sync mode)
+      if (durability_failed_.load(std::memory_order_acquire)) break;  // no reply for this frame
+    }
     w.ReplyPhase(clock);
     clock->Switch(Phase::kInterWait);
     AddRelaxed(stats_.thread(index).frames, 1);
@@ -204,6 +240,8 @@ void Server::RunRequest(int index, PhaseClock* clock) {
     const JoinOutcome outcome = JoinFrame(index);
     if (outcome == JoinOutcome::kStop) break;
     if (outcome == JoinOutcome::kMaster) {
+      clock->Switch(Phase::kCheckpoint);
+      CheckpointBoundary();
       clock->Switch(Phase::kWorld);
       const uint64_t now = NowNs();
       const bool run_world =
@@ -216,8 +254,7 @@ void Server::RunRequest(int index, PhaseClock* clock) {
     }
     w.RequestPhase(clock);
     clock->Switch(Phase::kIntraWait);
-    IntraBarrier();
-    w.ReplyPhase(clock);
+    if (IntraBarrier(clock)) w.ReplyPhase(clock);
     AddRelaxed(stats_.thread(index).frames, 1);
     EndFrame(index);
   }
@@ -247,15 +284,25 @@ Server::JoinOutcome Server::JoinFrame(int /*index*/) {
   }
 }
 
-void Server::IntraBarrier() {
+bool Server::IntraBarrier(PhaseClock* clock) {
   std::unique_lock<std::mutex> lock(gate_mu_);
   if (++arrived_ == participants_) {
+    // The last thread out of the request phase logs the frame. Nobody can join the frame now
+    // (state_ is kRequests), and the others wait for kReplies.
+    if (durability_ != nullptr) {
+      lock.unlock();
+      clock->Switch(Phase::kLogSync);
+      LogFrame();
+      clock->Switch(Phase::kIntraWait);
+      lock.lock();
+    }
     state_ = FrameState::kReplies;
     gate_cv_.notify_all();
-    return;
+  } else {
+    const uint64_t frame = gate_frame_;
+    gate_cv_.wait(lock, [&] { return gate_frame_ != frame || state_ == FrameState::kReplies; });
   }
-  const uint64_t frame = gate_frame_;
-  gate_cv_.wait(lock, [&] { return gate_frame_ != frame || state_ == FrameState::kReplies; });
+  return !durability_failed_.load(std::memory_order_acquire);
 }
 
 void Server::EndFrame(int /*index*/) {
@@ -274,18 +321,15 @@ void Server::EndFrame(int /*index*/) {
 
 void Server::WorldPhase(bool run_world) {
   CloseFrame();
-  ++shared_.frame_no;
-  record_ = FrameRecord{};
-  record_.frame_no = shared_.frame_no;
+  ++log_tick_;
+  shared_.frame_no = static_cast<uint32_t>(log_tick_);
+  // The tick's world part, in the order replay follows: leaves, joins, the game's world phase.
+  record_.Clear();
+  LeaveRecovered();
   ApplyNotices();
   ApplyJoins();
-  if (run_world) {
-    world_->RunWorldPhase();
-    AddRelaxed(stats_.world_ticks, 1);
-  }
-  record_.world_phase_ran = run_world;
-  shared_.tick = world_->globals().tick;
-  record_.tick = shared_.tick;
+  shared_.tick = durability::ApplyWorldPhase(world_.get(), run_world, &record_);
+  if (run_world) AddRelaxed(stats_.world_ticks, 1);
   DetectKills();
   RefreshKnownBoxes();
   const uint64_t now_ms = SteadyMs();
@@ -343,19 +387,7 @@ void Server::CloseFrame() {
     }
     for (auto& w : workers_) w->locker()->ResetFrame();
   }
-  // The closed frame's serial order, for the observer (recovery log).
-  if (observer_ != nullptr && record_.frame_no != 0) {
-    for (auto& w : workers_) {
-      record_.commands.insert(record_.commands.end(), w->records().begin(), w->records().end());
-    }
-    std::sort(record_.commands.begin(), record_.commands.end(),
-              [](const CommandRecord& a, const CommandRecord& b) { return a.exec_seq < b.exec_seq; });
-    observer_->OnFrameClosed(record_);
-  }
-  for (auto& w : workers_) {
-    w->records().clear();
-    w->frame_counters() = Worker::FrameCounters{};
-  }
+  for (auto& w : workers_) w->frame_counters() = Worker::FrameCounters{};
 }
 
 void Server::ApplyNotices() {
@@ -373,11 +405,10 @@ void Server::ApplyNotices() {
     }
     auto it = online_.find(n.player);
     if (it == online_.end()) continue;
-    const core::Status s = world_->Leave(n.player);
+    const core::Status s = durability::ApplyLeave(world_.get(), n.player, &record_);
     if (!s.ok()) spdlog::warn("leave of player {} failed: {}", n.player, s.ToString());
     slot_used_[it->second.slot] = false;
     online_.erase(it);
-    record_.leaves.push_back(n.player);
     AddRelaxed(stats_.leaves, 1);
     stats_.players_online.store(online_.size(), std::memory_order_relaxed);
   }
@@ -412,7 +443,7 @@ proto::JoinRefuse Server::DecideJoin(const JoinTicketRequest& req, JoinDecision*
     refuse.text = "server full (" + std::to_string(options_.max_players) + " players)";
     return refuse;
   }
-  const game::JoinResult r = world_->Join(req.name, req.token);
+  const game::JoinResult r = durability::ApplyJoin(world_.get(), req.name, req.token, &record_);
   if (!r.status.ok()) {
     if (r.status.code() == core::Status::Code::kInvalidArgument) {
       refuse.reason = proto::RefuseReason::kBadName;
@@ -443,7 +474,6 @@ proto::JoinRefuse Server::DecideJoin(const JoinTicketRequest& req, JoinDecision*
   d->accept.tick_rate_hz = static_cast<uint16_t>(options_.tick_hz);
   d->accept.server_tick = static_cast<uint32_t>(std::max(0, world_->globals().tick));
   d->accept.server_time_ms = SteadyMs() - start_ms_;
-  record_.joins.push_back(FrameRecord::Join{req.name, req.token, r.player});
   AddRelaxed(stats_.joins, 1);
   stats_.players_online.store(online_.size(), std::memory_order_relaxed);
   if (online_.size() > Load(stats_.max_players_online)) {
@@ -517,6 +547,78 @@ void Server::PublishStatus() {
   std::sort(st.player_list.begin(), st.player_list.end(),
             [](const proto::StatusPlayer& a, const proto::StatusPlayer& b) { return a.name < b.name; });
   status_board_.Publish(std::move(st));
+}
+
+// ---- Durability ------------------------------------------------------------------------------
+
+core::Status Server::OpenDurability() {
+  durability::DurabilityOptions o;
+  o.data_dir = options_.data_dir;
+  o.algorithm = options_.checkpoint;
+  o.durability = options_.durability;
+  o.checkpoint_interval_ms = options_.checkpoint_interval_ms;
+  o.async_flush_ms = options_.async_flush_ms;
+  if (options_.hash_log) o.hash_log_path = recovery::JoinPath(options_.data_dir, "hash.log");
+  const durability::RecoveryReport& r = recovery_report_;
+  core::Status s = durability::Durability::Open(o, world_.get(), &recovery_report_, &durability_);
+  for (const std::string& note : r.notes) spdlog::warn("recovery: {}", note);
+  if (!s.ok()) return s;
+  if (r.found_state) {
+    spdlog::info("recovered {} to log tick {} (world tick {}): checkpoint tick {} (backup {}), "
+                 "{} ticks replayed; restore {:.1f} ms, replay {:.1f} ms, total {:.1f} ms; "
+                 "state hash {:016x}",
+                 options_.data_dir, r.recovered_tick, r.world_tick, r.checkpoint_tick,
+                 r.backup_index, r.ticks_replayed, r.restore_ms, r.replay_ms, r.total_ms,
+                 r.state_hash);
+  } else {
+    spdlog::info("data dir {}: no saved state, a new world ({} checkpoints, {} durability)",
+                 options_.data_dir, recovery::AlgorithmName(options_.checkpoint),
+                 recovery::DurabilityName(options_.durability));
+  }
+  log_tick_ = durability_->last_tick();
+  recorder_ = std::make_unique<durability::TickRecorder>(options_.threads);
+  shared_.recorder = recorder_.get();
+  // Players online at the crash have no session now: the first frame logs their leaves.
+  for (game::EntityId id = 1; id <= world_->max_players(); ++id) {
+    if (world_->Get(id).flags & game::kFlagConnected) recovered_online_.push_back(id);
+  }
+  return core::Status::OK();
+}
+
+void Server::LeaveRecovered() {
+  for (game::EntityId id : recovered_online_) {
+    const core::Status s = durability::ApplyLeave(world_.get(), id, &record_);
+    if (!s.ok()) spdlog::warn("leave of recovered player {} failed: {}", id, s.ToString());
+  }
+  recovered_online_.clear();
+}
+
+void Server::CheckpointBoundary() {
+  if (durability_ == nullptr || boundary_tick_ == 0) return;
+  const core::Status s = durability_->TickBoundary(boundary_tick_);
+  boundary_tick_ = 0;
+  if (!s.ok()) Fail(s);
+}
+
+void Server::LogFrame() {
+  recorder_->MergeInto(&record_);
+  if (durability_failed_.load(std::memory_order_acquire)) return;
+  core::Status s = durability_->EndOfRequests(log_tick_, record_);
+  if (s.ok()) s = durability_->WaitDurable(log_tick_);  // returns at once unless sync
+  if (!s.ok()) return Fail(s);
+  boundary_tick_ = log_tick_;
+}
+
+void Server::Fail(const core::Status& s) {
+  {
+    std::lock_guard<std::mutex> lock(fatal_mu_);
+    if (!fatal_.ok()) return;
+    fatal_ = s;
+  }
+  durability_failed_.store(true, std::memory_order_release);
+  spdlog::critical("durability failed: {}; stopping (no reply is sent for a frame that is not "
+                   "durable)", s.ToString());
+  RequestStop();
 }
 
 }  // namespace sv

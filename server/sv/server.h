@@ -6,12 +6,17 @@
 //      under the locking scheme (--locking);
 //   3. replies  (every worker in the frame): snapshots to the players that sent a request,
 //      reliable events; read-only on the world.
+// With a data directory (durability), each frame is one tick of the recovery log: the world part
+// and the commands are recorded (durability::ApplyLeave/ApplyJoin/ApplyWorldPhase, TickRecorder)
+// and logged when the request phase closes; in sync mode no reply leaves before the record is
+// on disk; the checkpointer's tick boundary runs at the start of the next world phase. Start-up
+// recovers the world before any port is opened.
 // Fixed mode: thread 0 is master, all threads run every frame at --tick-hz. Request mode: the
 // first thread that sees a request becomes master; threads arriving after the world phase wait
 // for the next frame.
 //
-// Threading: Create/Start/Wait/set_frame_observer on one controlling thread; RequestStop and
-// Report from any thread; world() only after Wait().
+// Threading: Create/Start/Wait on one controlling thread; RequestStop, Report and fatal_status
+// from any thread; world() only after Wait().
 #pragma once
 
 #include <atomic>
@@ -28,6 +33,9 @@
 #include "maps/map.h"
 #include "server/collision/collision_world.h"
 #include "server/core/status.h"
+#include "server/durability/durability.h"
+#include "server/durability/tick_record.h"
+#include "server/durability/tick_recorder.h"
 #include "server/game/world.h"
 #include "server/sv/frame_shared.h"
 #include "server/sv/lobby.h"
@@ -38,36 +46,12 @@
 
 namespace sv {
 
-// One closed frame in a serial order that reproduces it (for the recovery log): the joins and
-// leaves the master applied, whether the world phase ran, then the commands by exec_seq.
-struct FrameRecord {
-  uint32_t frame_no = 0;
-  int32_t tick = 0;  // world tick after the frame's world phase
-  bool world_phase_ran = false;
-  struct Join {
-    std::string name;
-    uint64_t token = 0;
-    game::EntityId player = 0;
-  };
-  std::vector<game::EntityId> leaves;  // applied first
-  std::vector<Join> joins;             // then these
-  std::vector<CommandRecord> commands; // after RunWorldPhase (if it ran), sorted by exec_seq
-};
-
-// Receives each closed frame on the master thread, during the next frame's world phase.
-class FrameObserver {
- public:
-  virtual ~FrameObserver() = default;
-  virtual void OnFrameClosed(const FrameRecord& record) = 0;
-};
-
 class Server {
  public:
   // Loads the map, builds the world, binds the lobby and worker ports. Does not start threads.
   static core::Status Create(const ServerOptions& options, std::unique_ptr<Server>* out);
   ~Server();  // RequestStop + Wait
 
-  void set_frame_observer(FrameObserver* observer) { observer_ = observer; }
   void Start();
   void RequestStop() { stop_.store(true, std::memory_order_release); }
   bool stop_requested() const { return stop_.load(std::memory_order_acquire); }
@@ -79,6 +63,12 @@ class Server {
   const maps::Map& map() const { return map_; }
   const collision::CollisionWorld& collision() const { return *collision_; }
   const game::World& world() const { return *world_; }  // after Wait()
+
+  // Durability: on when options().data_dir is set. The report of start-up recovery.
+  bool durability_enabled() const { return durability_ != nullptr; }
+  const durability::RecoveryReport& recovery_report() const { return recovery_report_; }
+  // OK, or the durability error (failed fsync, ENOSPC, ...) that made the server stop itself.
+  core::Status fatal_status() const;
 
  private:
   enum class FrameState : uint8_t { kIdle, kWorld, kRequests, kReplies };
@@ -93,8 +83,15 @@ class Server {
   void RunFixed(int index, PhaseClock* clock);
   void RunRequest(int index, PhaseClock* clock);
   JoinOutcome JoinFrame(int index);
-  void IntraBarrier();
+  bool IntraBarrier(PhaseClock* clock);  // false: durability failed, send no reply
   void EndFrame(int index);
+
+  // Durability (serial points of the frame).
+  core::Status OpenDurability();
+  void CheckpointBoundary();  // master, before the world phase: the previous frame's boundary
+  void LogFrame();            // after every request of the frame: merge, log, wait (sync)
+  void LeaveRecovered();      // first world phase: players the recovered world had online
+  void Fail(const core::Status& s);
 
   // Master only, world phase.
   void WorldPhase(bool run_world);
@@ -125,7 +122,6 @@ class Server {
   std::atomic<bool> lobby_stop_{false};
   bool started_ = false;
   uint64_t start_ms_ = 0;
-  FrameObserver* observer_ = nullptr;
 
   // Fixed mode.
   std::unique_ptr<std::barrier<>> barrier_;
@@ -148,7 +144,18 @@ class Server {
   std::vector<int32_t> last_frags_, last_deaths_;
   std::mt19937_64 ticket_rng_;
   uint64_t last_status_ms_ = 0;
-  FrameRecord record_;  // the frame in progress
+
+  // Durability. Declared after world_: destroyed first (it holds the world's write hook).
+  std::unique_ptr<durability::Durability> durability_;
+  durability::RecoveryReport recovery_report_;
+  std::unique_ptr<durability::TickRecorder> recorder_;
+  durability::TickRecord record_;  // the frame in progress (its serial points only)
+  uint64_t log_tick_ = 0;          // the frame in progress is this tick of the log
+  uint64_t boundary_tick_ = 0;     // logged frame whose tick boundary is still due (0: none)
+  std::vector<game::EntityId> recovered_online_;
+  std::atomic<bool> durability_failed_{false};
+  mutable std::mutex fatal_mu_;
+  core::Status fatal_;  // guarded by fatal_mu_
   std::vector<JoinTicketRequest> join_scratch_;
   std::vector<WorkerNotice> notice_scratch_;
 };

@@ -63,6 +63,18 @@ cxxopts::Options MakeOptions() {
     ("interest-radius", "Snapshot interest radius in units", cxxopts::value<float>()->default_value("2048"))
     ("seed", "World random seed", cxxopts::value<uint64_t>()->default_value("1"))
     ("hostname", "Name reported by the status query", cxxopts::value<std::string>()->default_value("aftershock"))
+    ("data-dir", "Directory of the command log and checkpoints; recovered at start-up if it holds state "
+                 "(\"\" = no durability: nothing recovered or written)",
+     cxxopts::value<std::string>()->default_value("./data"))
+    ("checkpoint", "Checkpoint algorithm: cou (copy-on-update), naive (full snapshot), pingpong "
+                   "(wait-free ping-pong) or none (log only)", cxxopts::value<std::string>()->default_value("cou"))
+    ("checkpoint-interval-ms", "Minimum time between checkpoint starts (0 = start the next as soon as "
+                               "the previous one is durable)", cxxopts::value<int>()->default_value("0"))
+    ("durability", "sync: no reply reflects a command before its frame's log record is on disk; "
+                   "async: log synced every --async-flush-ms; off: log written, never synced",
+     cxxopts::value<std::string>()->default_value("sync"))
+    ("async-flush-ms", "Log sync interval with --durability async", cxxopts::value<int>()->default_value("200"))
+    ("hash-log", "Append \"log-tick state-hash\" for every frame to DATA_DIR/hash.log (crash tests)")
     ("h,help", "Print this help");
   // clang-format on
   return o;
@@ -97,6 +109,15 @@ core::Status ValidateOptions(const ServerOptions& o) {
   }
   if (!(o.interest_radius > 0) || !std::isfinite(o.interest_radius)) {
     return core::Status::InvalidArgument("--interest-radius must be > 0");
+  }
+  if (o.checkpoint_interval_ms < 0) {
+    return core::Status::InvalidArgument("--checkpoint-interval-ms must be >= 0");
+  }
+  if (o.async_flush_ms < 1 || o.async_flush_ms > 60000) {
+    return core::Status::InvalidArgument("--async-flush-ms must be 1..60000");
+  }
+  if (o.hash_log && o.data_dir.empty()) {
+    return core::Status::InvalidArgument("--hash-log needs a --data-dir");
   }
   return core::Status::OK();
 }
@@ -152,6 +173,16 @@ ParseResult ParseServerOptions(int argc, const char* const* argv, ServerOptions*
     o.interest_radius = r["interest-radius"].as<float>();
     o.seed = r["seed"].as<uint64_t>();
     o.hostname = r["hostname"].as<std::string>();
+    o.data_dir = r["data-dir"].as<std::string>();
+    core::Status ps = recovery::ParseAlgorithm(r["checkpoint"].as<std::string>(), &o.checkpoint);
+    if (!ps.ok()) return Error("--checkpoint must be cou, naive, pingpong or none, not '" +
+                               r["checkpoint"].as<std::string>() + "'", help);
+    o.checkpoint_interval_ms = r["checkpoint-interval-ms"].as<int>();
+    ps = recovery::ParseDurability(r["durability"].as<std::string>(), &o.durability);
+    if (!ps.ok()) return Error("--durability must be sync, async or off, not '" +
+                               r["durability"].as<std::string>() + "'", help);
+    o.async_flush_ms = r["async-flush-ms"].as<int>();
+    o.hash_log = r.count("hash-log") > 0;
     const core::Status s = ValidateOptions(o);
     if (!s.ok()) return Error(s.message(), help);
     *out = o;

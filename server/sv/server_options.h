@@ -6,6 +6,8 @@
 #include <string>
 #include <string_view>
 
+#include "recovery/checkpointer.h"
+#include "recovery/log_writer.h"
 #include "server/core/status.h"
 
 namespace sv {
@@ -50,6 +52,15 @@ struct ServerOptions {
   float interest_radius = 2048;    // snapshot interest radius, units
   uint64_t seed = 1;               // world seed
   std::string hostname = "aftershock";
+
+  // Durability (docs/recovery.md). An empty data_dir means no recovery and nothing written (the
+  // default for in-process servers); the command line's default is ./data.
+  std::string data_dir;
+  recovery::Algorithm checkpoint = recovery::Algorithm::kCou;
+  int checkpoint_interval_ms = 0;  // 0: next checkpoint as soon as the previous one is durable
+  recovery::Durability durability = recovery::Durability::kSync;
+  int async_flush_ms = 200;
+  bool hash_log = false;           // data_dir/hash.log: "log-tick state-hash" per frame
 
   int tick_ms() const { return tick_hz > 0 ? (1000 + tick_hz / 2) / tick_hz : 33; }
 };

@@ -24,6 +24,9 @@ enum class Phase : uint8_t {
   kLockLeaf,    // waiting for areanode leaf locks (or the global lock)
   kLockParent,  // waiting for areanode parent-node locks (inside exec)
   kReply,       // building and sending snapshots and events
+  kCheckpoint,  // master: the checkpointer's tick-boundary pause (durability)
+  kLogSync,     // one thread per frame: logging the frame's record, and in sync mode waiting
+                // until it is on disk before any reply leaves (durability)
   kIntraWait,   // at the barrier between the request and reply phases
   kInterWait,   // waiting for the world phase or for the previous frame to end
   kIdle,        // waiting for requests (request mode) or for the next tick (fixed mode)
@@ -31,8 +34,8 @@ enum class Phase : uint8_t {
 };
 inline constexpr int kPhaseCount = static_cast<int>(Phase::kCount);
 inline constexpr const char* kPhaseNames[kPhaseCount] = {
-    "world", "receive", "exec", "lock_leaf", "lock_parent", "reply", "intra_wait", "inter_wait",
-    "idle"};
+    "world", "receive", "exec", "lock_leaf", "lock_parent", "reply", "checkpoint", "log_sync",
+    "intra_wait", "inter_wait", "idle"};
 
 inline uint64_t NowNs() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(

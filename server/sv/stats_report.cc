@@ -57,6 +57,46 @@ std::string BreakdownJson(const std::array<uint64_t, kPhaseCount>& ns) {
   return out + "}";
 }
 
+std::string Hex64(uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+// The "recovery", "checkpoint" and "log" objects (docs/stats.md).
+void DurabilityJson(const DurabilityReport& d, std::string* j) {
+  const durability::RecoveryReport& r = d.recovery;
+  *j += "  \"data_dir\": " + JsonString(d.data_dir) + ",\n";
+  *j += "  \"recovery\": {\"found_state\": " + std::string(r.found_state ? "true" : "false") +
+        ", \"checkpoint_tick\": " + Num(r.checkpoint_tick) +
+        ", \"backup\": " + std::to_string(r.backup_index) +
+        ", \"ticks_replayed\": " + Num(r.ticks_replayed) +
+        ", \"recovered_tick\": " + Num(r.recovered_tick) +
+        ", \"world_tick\": " + std::to_string(r.world_tick) +
+        ", \"restore_ms\": " + Num(r.restore_ms) + ", \"replay_ms\": " + Num(r.replay_ms) +
+        ", \"total_ms\": " + Num(r.total_ms) + ", \"state_hash\": \"" + Hex64(r.state_hash) +
+        "\", \"torn_tail_cut\": " + (r.torn_tail_cut ? "true" : "false") + "},\n";
+  const recovery::CheckpointStats& c = d.stats.checkpoint;
+  *j += "  \"checkpoint\": {\"algorithm\": " + JsonString(d.algorithm) +
+        ", \"interval_ms\": " + std::to_string(d.interval_ms) +
+        ", \"count\": " + Num(c.checkpoints) +
+        ", \"pause_mean_ms\": " + Num(c.mean_pause_ms()) +
+        ", \"pause_max_ms\": " + Num(c.pause_max_ms) +
+        ", \"bytes_written\": " + Num(c.bytes_written) +
+        ", \"duration_mean_ms\": " + Num(c.mean_checkpoint_ms()) +
+        ", \"duration_max_ms\": " + Num(c.checkpoint_max_ms) +
+        ", \"saved_on_update\": " + Num(c.saved_on_update) +
+        ", \"last_tick\": " + Num(c.last_tick) + "},\n";
+  const durability::DurabilityStats& s = d.stats;
+  const double ticks = static_cast<double>(s.ticks_logged);
+  *j += "  \"log\": {\"durability\": " + JsonString(d.mode) +
+        ", \"ticks\": " + Num(s.ticks_logged) + ", \"durable_tick\": " + Num(s.durable_tick) +
+        ", \"bytes\": " + Num(s.log.bytes) + ", \"syncs\": " + Num(s.log.syncs) +
+        ", \"append_mean_ms\": " + Num(Ratio(s.log_append_ms_total, ticks)) +
+        ", \"wait_mean_ms\": " + Num(Ratio(s.wait_durable_ms_total, ticks)) +
+        ", \"wait_max_ms\": " + Num(s.wait_durable_ms_max) + "},\n";
+}
+
 }  // namespace
 
 std::array<double, kPhaseCount> Percentages(const std::array<uint64_t, kPhaseCount>& ns) {
@@ -163,6 +203,7 @@ std::string ToJson(const StatsReport& r) {
                     ", \"shared_leaves_pct\": " + Num(r.shared_leaves_pct) +
                     ", \"leaf_acquisitions\": " + Num(r.leaf_acquisitions) +
                     ", \"retries\": " + Num(r.lock_retries) + "}");
+  if (r.durability.enabled) DurabilityJson(r.durability, &j);
   field("invalid_packets", Num(r.invalid_packets));
   field("kicked", Num(r.kicked));
   field("joins", Num(r.joins));

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "server/core/status.h"
+#include "server/durability/durability.h"
 #include "server/sv/server_stats.h"
 
 namespace sv {
@@ -24,6 +25,15 @@ struct ReportInfo {
   double uptime_s = 0;
 };
 
+// Durability figures (only with a data directory).
+struct DurabilityReport {
+  bool enabled = false;
+  std::string data_dir, algorithm, mode;
+  int interval_ms = 0;
+  durability::RecoveryReport recovery;
+  durability::DurabilityStats stats;
+};
+
 struct StatsReport {
   ReportInfo info;
   uint64_t players = 0, max_players_online = 0;
@@ -37,6 +47,7 @@ struct StatsReport {
   double leaves_per_request = 0, leaves_per_request_pct = 0, relock_pct = 0,
          shared_leaves_pct = 0;
   uint64_t leaf_acquisitions = 0, lock_retries = 0;
+  DurabilityReport durability;
 };
 
 StatsReport TakeReport(const ServerStats& stats, const ReportInfo& info);

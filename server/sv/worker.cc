@@ -289,12 +289,13 @@ void Worker::LockRegion(game::EntityId player, const game::UserCmd& cmd) {
 }
 
 void Worker::ExecuteOne(game::EntityId player, const game::UserCmd& cmd) {
+  // A command is recorded (taking its execution sequence number) while its locks are still held.
   const LockingScheme scheme = shared_->options->locking;
-  uint64_t seq = 0;
+  durability::TickRecorder* recorder = shared_->recorder;
   core::Status st;
   if (scheme == LockingScheme::kSequential) {
-    seq = shared_->exec_seq.fetch_add(1, std::memory_order_relaxed);
     st = world_->ExecuteCommand(player, cmd);
+    if (st.ok() && recorder != nullptr) recorder->Record(index_, player, cmd);
     shared_->known_box[player] = BoxOf(world_->Get(player));
   } else if (scheme == LockingScheme::kGlobal) {
     if (!shared_->global_lock.try_lock()) {
@@ -302,16 +303,16 @@ void Worker::ExecuteOne(game::EntityId player, const game::UserCmd& cmd) {
       shared_->global_lock.lock();
       global_wait_ns_ += NowNs() - t0;
     }
-    seq = shared_->exec_seq.fetch_add(1, std::memory_order_relaxed);
     st = world_->ExecuteCommand(player, cmd);
+    if (st.ok() && recorder != nullptr) recorder->Record(index_, player, cmd);
     shared_->known_box[player] = BoxOf(world_->Get(player));
     shared_->global_lock.unlock();
   } else {
     LockRegion(player, cmd);
     ++counters_.locked_commands;
     counters_.distinct_leaves += locker_->held().size();
-    seq = shared_->exec_seq.fetch_add(1, std::memory_order_relaxed);
     st = world_->ExecuteCommand(player, cmd);
+    if (st.ok() && recorder != nullptr) recorder->Record(index_, player, cmd);
     shared_->known_box[player] = BoxOf(world_->Get(player));
     locker_->UnlockAll();
   }
@@ -322,7 +323,6 @@ void Worker::ExecuteOne(game::EntityId player, const game::UserCmd& cmd) {
   }
   ++counters_.commands;
   AddRelaxed(shared_->stats->thread(index_).commands, 1);
-  records_.push_back(CommandRecord{seq, shared_->tick, player, cmd});
 }
 
 // ---- Reply phase -----------------------------------------------------------------------------

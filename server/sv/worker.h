@@ -6,7 +6,7 @@
 //   scheme) -> ReplyPhase (snapshots + reliable events; read-only on the world).
 //
 // Threading: every method runs on the worker's thread, except the two inboxes (any thread) and
-// frame_counters()/locker()/TakeRecords(), which the master reads at a phase boundary.
+// frame_counters()/locker(), which the master reads at a phase boundary.
 #pragma once
 
 #include <cstdint>
@@ -58,7 +58,6 @@ class Worker {
 
   FrameCounters& frame_counters() { return counters_; }
   RegionLocker* locker() { return locker_.get(); }
-  std::vector<CommandRecord>& records() { return records_; }
   int active_players() const { return static_cast<int>(player_conn_.size()); }
 
  private:
@@ -115,7 +114,6 @@ class Worker {
   std::vector<ReliableEvent> event_scratch_;
   std::vector<ENetEvent> pending_;  // arrived during Poll, handled in the next request phase
   std::vector<PendingCommand> commands_;
-  std::vector<CommandRecord> records_;
   std::vector<int> leaves_;
   std::vector<game::EntityId> visible_;
   proto::Snapshot snapshot_;

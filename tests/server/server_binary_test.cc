@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -80,7 +81,7 @@ void CheckStats(const svtest::Json& j, int threads) {
   CHECK(j["threads"].number == threads);
   double sum = 0;
   for (const char* k : {"world", "receive", "exec", "lock_leaf", "lock_parent", "reply",
-                        "intra_wait", "inter_wait", "idle"}) {
+                        "checkpoint", "log_sync", "intra_wait", "inter_wait", "idle"}) {
     INFO(k);
     REQUIRE(j["breakdown_pct"].Has(k));
     sum += j["breakdown_pct"][k].number;
@@ -105,9 +106,11 @@ TEST_CASE("a --duration run with clients exits 0 and writes valid stats") {
   const uint16_t port = 28600;
   const std::string stats = "/tmp/aftershock_binary_test_" + std::to_string(getpid()) + ".json";
   std::remove(stats.c_str());
+  const std::string data = "/tmp/aftershock_binary_test_" + std::to_string(getpid()) + ".data";
+  std::filesystem::remove_all(data);
   const pid_t pid = Spawn({AS_SERVER_BIN, "--port", std::to_string(port), "--bind", "127.0.0.1",
                            "--threads", "2", "--duration", "4", "--stats-out", stats,
-                           "--stats-interval", "1", "--log-level", "warn"},
+                           "--stats-interval", "1", "--log-level", "warn", "--data-dir", data},
                           true);
   REQUIRE(WaitServerUp(port));
   svtest::PlayResult r = svtest::Play(port, 6, "bin", 1500, 1500, 5);
@@ -120,7 +123,9 @@ TEST_CASE("a --duration run with clients exits 0 and writes valid stats") {
   CHECK(j["requests"].number > 0);
   CHECK(j["replies"].number > 0);
   CHECK(j["max_players_online"].number == 6);
+  for (const char* k : {"recovery", "checkpoint", "log"}) CHECK(j.Has(k));  // durability on
   std::remove(stats.c_str());
+  std::filesystem::remove_all(data);
 }
 
 TEST_CASE("SIGTERM shuts the server down cleanly with stats written") {
@@ -129,7 +134,7 @@ TEST_CASE("SIGTERM shuts the server down cleanly with stats written") {
   std::remove(stats.c_str());
   const pid_t pid = Spawn({AS_SERVER_BIN, "--port", std::to_string(port), "--bind", "127.0.0.1",
                            "--threads", "1", "--locking", "sequential", "--stats-out", stats,
-                           "--log-level", "warn"},
+                           "--log-level", "warn", "--data-dir", ""},
                           true);
   REQUIRE(WaitServerUp(port));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
