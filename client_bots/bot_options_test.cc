@@ -86,7 +86,7 @@ TEST_CASE("bad flags are errors that name the problem and show the help") {
   }
 }
 
-TEST_CASE("--server takes a comma list of lobbies") {
+TEST_CASE("the --server flag takes a comma list of lobbies") {
   BotOptions o;
   REQUIRE(Parse({"--server", "127.0.0.1:28000,10.0.0.2:29000"}, &o).outcome == ParseOutcome::kRun);
   REQUIRE(o.servers.size() == 2);
@@ -95,7 +95,7 @@ TEST_CASE("--server takes a comma list of lobbies") {
   CHECK(Parse({"--server", "127.0.0.1:28000,"}, &o).outcome == ParseOutcome::kError);
 }
 
-TEST_CASE("--help is not an error") {
+TEST_CASE("asking for --help is not an error") {
   BotOptions o;
   const ParseResult r = Parse({"--help"}, &o);
   CHECK(r.outcome == ParseOutcome::kHelp);

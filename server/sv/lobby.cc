@@ -16,6 +16,7 @@ namespace sv {
 namespace {
 
 constexpr uint64_t kJoinTimeoutMs = 5000;  // a connection must send its JoinRequest by then
+constexpr uint64_t kLeaveTimeoutMs = 5000;  // an accepted client must leave the lobby by then
 
 thread_local Lobby* t_lobby = nullptr;
 
@@ -205,8 +206,12 @@ void Lobby::ApplyDecisions() {
     }
     std::vector<uint8_t> bytes;
     if (proto::Encode(d.accept, &bytes).ok()) Send(conn, bytes);
+    // The client disconnects after an accept (docs/protocol.md); disconnecting from here too
+    // makes the two DISCONNECTs cross, the client then retransmits its unacknowledged one, and
+    // with ENet's 2-bit session ids that late packet can close the next connection from the
+    // same client host that took this peer slot. ExpireIdle disconnects clients that stay.
     conn->answered = true;
-    enet_peer_disconnect_later(conn->peer, 0);
+    conn->answered_ms = SteadyMs();
   }
 }
 
@@ -214,6 +219,10 @@ void Lobby::ExpireIdle(uint64_t now_ms) {
   for (auto& [id, conn] : conns_) {
     if (!conn.asked && !conn.answered && now_ms > conn.connected_ms + kJoinTimeoutMs) {
       conn.answered = true;
+      conn.answered_ms = now_ms;
+      enet_peer_disconnect(conn.peer, 0);
+    } else if (conn.answered && conn.answered_ms != 0 && now_ms > conn.answered_ms + kLeaveTimeoutMs) {
+      conn.answered_ms = 0;  // once
       enet_peer_disconnect(conn.peer, 0);
     }
   }

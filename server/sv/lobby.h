@@ -63,7 +63,8 @@ class Lobby {
     ENetPeer* peer = nullptr;
     uint64_t connected_ms = 0;
     bool asked = false;     // a JoinRequest went to the master
-    bool answered = false;  // accept/refuse sent; disconnecting
+    bool answered = false;  // accept/refuse sent
+    uint64_t answered_ms = 0;
   };
 
   Lobby(ENetHost* host, ServerStats* stats, const StatusBoard* board,

@@ -125,7 +125,7 @@ TEST_CASE("identities resume after the bots restart; another seed's token is ref
   CHECK(JsonNumber(thief.json, "wrong_token", "join_failure_reasons") >= 2);
 }
 
-TEST_CASE("--verify counts durability violations when the server forgets its players") {
+TEST_CASE("bots with --verify count durability violations when the server forgets its players") {
   auto server = StartServer(29630, "forget");
   const std::string out = TempPath("forget.json");
   Subprocess bots({kBin + "/aftershock-bots", "--server", "127.0.0.1:29630", "--bots", "4", "--duration", "7",
@@ -145,7 +145,7 @@ TEST_CASE("--verify counts durability violations when the server forgets its pla
   CHECK(JsonNumber(json, "connected") == 4);              // and they all came back
 }
 
-TEST_CASE("--verify reports no violation after a crash when the server recovers") {
+TEST_CASE("bots with --verify report no violation after a crash when the server recovers") {
   // Needs the server's recovery flags. Until aftershock-server has --data-dir, this case only
   // says so: it is marked, not silently passed.
   Subprocess help({kBin + "/aftershock-server", "--help"}, TempPath("help.out"), TempPath("help.err"));
