@@ -49,6 +49,8 @@ cxxopts::Options MakeOptions() {
     ("out", "Write the JSON summary to this file (schema in docs/bots.md)", cxxopts::value<std::string>()->default_value(""))
     ("series", "Write one CSV row per second to this file", cxxopts::value<std::string>()->default_value(""))
     ("verify", "Count durability violations: a rejoin reporting fewer applied commands than seen")
+    ("silence-ms", "Treat the server as lost after this many ms without a snapshot (100..60000)",
+     cxxopts::value<int>()->default_value("750"))
     ("map", "Map file for navigation (default: the server's map, found under maps/ by its status name)",
      cxxopts::value<std::string>()->default_value(""))
     ("quiet", "No console line every second")
@@ -95,6 +97,9 @@ core::Status ValidateBotOptions(const BotOptions& o) {
   }
   if (!(o.ramp_s >= 0) || !std::isfinite(o.ramp_s)) return core::Status::InvalidArgument("--ramp must be >= 0");
   if (o.threads < 1 || o.threads > 64) return core::Status::InvalidArgument("--threads must be 1..64");
+  if (o.silence_ms < 100 || o.silence_ms > 60000) {
+    return core::Status::InvalidArgument("--silence-ms must be 100..60000");
+  }
   // The longest name is "<prefix>-99999": it must pass the protocol's name rules.
   const std::string longest = o.identity_prefix + "-" + std::to_string(o.bots - 1);
   if (!proto::ValidateName(longest).ok()) {
@@ -139,6 +144,7 @@ ParseResult ParseBotOptions(int argc, const char* const* argv, BotOptions* out) 
     o.out_path = r["out"].as<std::string>();
     o.series_path = r["series"].as<std::string>();
     o.verify = r.count("verify") > 0;
+    o.silence_ms = r["silence-ms"].as<int>();
     o.map_path = r["map"].as<std::string>();
     o.quiet = r.count("quiet") > 0;
     const core::Status s = ValidateBotOptions(o);

@@ -42,6 +42,7 @@ struct BotOptions {
   std::string out_path;          // JSON summary; empty = none
   std::string series_path;       // CSV, one row per second; empty = none
   bool verify = false;           // count durability violations on rejoin
+  int silence_ms = 750;          // no snapshot for this long while playing: server lost (100..60000)
   std::string map_path;          // for navigation; empty = ask the server's status for its map
   bool quiet = false;            // no console line every second
 

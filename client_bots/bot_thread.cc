@@ -28,7 +28,6 @@ constexpr uint64_t kStepTimeoutMs = 5000;    // each join step (challenge, conne
 // The lobby answers within a frame or two; one that has not answered by then has lost the request
 // (seen about once in 30 joins against the current server), so ask again rather than wait.
 constexpr uint64_t kLobbyAnswerMs = 1500;
-constexpr uint64_t kSilenceMs = 1500;        // no snapshot for this long while playing: server lost
 constexpr uint64_t kBackoffBaseMs = 100;
 constexpr uint64_t kBackoffCapMs = 2000;
 constexpr uint64_t kChallengeRetryMs = 20;
@@ -219,7 +218,7 @@ ENetPeer* BotThread::Connect(Bot& bot, uint16_t port) {
 void BotThread::SendCommand(Bot& bot, uint32_t id, uint64_t now_us) {
   const uint64_t now_ms = now_us / 1000;
   if (!sending_) return;
-  if (now_ms > bot.last_snapshot_ms + kSilenceMs) {
+  if (now_ms > bot.last_snapshot_ms + static_cast<uint64_t>(options_.silence_ms)) {
     LoseConnection(bot, id, now_us);
     return;
   }
