@@ -15,6 +15,7 @@ import csv
 import itertools
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -74,7 +75,17 @@ def run_point(args, point, index, port):
                   "--threads", str(threads), "--max-players", str(max(players, 1)),
                   "--locking", locking, "--frame-mode", frame_mode, "--tick-hz", str(args.tick_hz),
                   "--duration", str(server_duration), "--stats-out", server_stats,
-                  "--stats-interval", "1"] + args.server_arg
+                  "--stats-interval", "1"]
+    # Durability is off unless asked for: a shared data dir would be refused by (or recover) the
+    # next point's server. With --durable, each point gets a fresh data dir of its own.
+    if args.durable:
+        data_dir = os.path.join(run_dir, "data")
+        if os.path.isdir(data_dir):
+            shutil.rmtree(data_dir)
+        server_cmd += ["--data-dir", data_dir]
+    else:
+        server_cmd += ["--data-dir", ""]
+    server_cmd += args.server_arg
     bots_cmd = [os.path.join(args.bin, "aftershock-bots"), "--server", f"127.0.0.1:{port}",
                 "--bots", str(players), "--rate", str(args.rate), "--duration", str(args.duration + args.ramp),
                 "--ramp", str(args.ramp), "--seed", str(args.seed + index), "--behavior", args.behavior,
@@ -126,6 +137,8 @@ def main():
     ap.add_argument("--port", type=int, default=28000, help="first base port; each point uses its own")
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
     ap.add_argument("--out", default=os.path.join(ROOT, "out", "experiment"), help="output prefix directory")
+    ap.add_argument("--durable", action="store_true",
+                    help="run each server with a fresh --data-dir (default checkpoint/durability flags)")
     ap.add_argument("--server-arg", action="append", default=[], help="extra server flag (repeatable)")
     ap.add_argument("--bots-arg", action="append", default=[], help="extra bots flag (repeatable)")
     args = ap.parse_args()

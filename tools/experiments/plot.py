@@ -22,10 +22,10 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-COMPONENTS = ["world", "receive", "exec", "lock_leaf", "lock_parent", "reply", "checkpoint",
+COMPONENTS = ["world", "receive", "exec", "lock_leaf", "lock_parent", "reply", "checkpoint", "log_sync",
               "intra_wait", "inter_wait", "idle"]
 COLORS = ["#8c564b", "#1f77b4", "#2ca02c", "#d62728", "#ff9896", "#9467bd", "#17becf",
-          "#ff7f0e", "#ffbb78", "#c7c7c7"]
+          "#bcbd22", "#ff7f0e", "#ffbb78", "#c7c7c7"]
 
 
 def _num(row, key):
