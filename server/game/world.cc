@@ -263,6 +263,10 @@ void World::RelinkAll() {
 
 // ---- Joins and leaves (serial) ----
 
+bool World::TokenMatches(EntityId player, uint64_t token) const {
+  return IsPlayerId(player) && objects_[player].edict.token_hash == Hash64(&token, sizeof token, kTokenSalt);
+}
+
 JoinResult World::Join(std::string_view name, uint64_t token) {
   JoinResult r;
   if (!ValidName(name)) {

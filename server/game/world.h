@@ -91,6 +91,8 @@ class World {
   std::span<const uint8_t> StateBytes() const;
   // Player id with this name, or 0.
   EntityId FindPlayer(std::string_view name) const;
+  // True if `token` is the secret of player record `player` (what Join would accept).
+  bool TokenMatches(EntityId player, uint64_t token) const;
 
   // ---- Writes: the only mutation calls ----
   Edict& Mut(EntityId id);

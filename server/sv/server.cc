@@ -218,7 +218,7 @@ void Server::RunFixed(int index, PhaseClock* clock) {
     AddRelaxed(stats_.thread(index).frames, 1);
     barrier_->arrive_and_wait();  // C: every reply sent
     if (index == 0) {
-      stats_.frame_hist.Record(NowNs() - frame_start_ns_);
+      stats_.RecordFrame(NowNs() - frame_start_ns_);
       AddRelaxed(stats_.frames, 1);
     }
   }
@@ -309,7 +309,7 @@ void Server::EndFrame(int /*index*/) {
   std::lock_guard<std::mutex> lock(gate_mu_);
   if (++done_ == participants_) {
     const uint64_t now = NowNs();
-    stats_.frame_hist.Record(now - gate_frame_start_ns_);
+    stats_.RecordFrame(now - gate_frame_start_ns_);
     AddRelaxed(stats_.frames, 1);
     last_frame_end_ns_.store(now, std::memory_order_relaxed);
     state_ = FrameState::kIdle;
@@ -433,10 +433,24 @@ void Server::ApplyJoins() {
 proto::JoinRefuse Server::DecideJoin(const JoinTicketRequest& req, JoinDecision* d) {
   proto::JoinRefuse refuse;
   const game::EntityId existing = world_->FindPlayer(req.name);
-  if (existing != 0 && online_.count(existing)) {
-    refuse.reason = proto::RefuseReason::kAlreadyConnected;
-    refuse.text = "a player with this name is connected";
-    return refuse;
+  if (auto it = online_.find(existing); existing != 0 && it != online_.end()) {
+    // Duplicate login (docs/protocol.md section 4): with the right token the new session wins.
+    // The old one leaves now, in this serial phase and in the log, and its worker drops the
+    // session without a leave notice; the join below then resumes the record.
+    if (!world_->TokenMatches(existing, req.token)) {
+      refuse.reason = proto::RefuseReason::kWrongToken;
+      refuse.text = "wrong token for player '" + req.name + "'";
+      return refuse;
+    }
+    PlayerAssignment drop;
+    drop.player = existing;
+    drop.drop = true;
+    workers_[it->second.worker]->assignments().Push(drop);
+    const core::Status s = durability::ApplyLeave(world_.get(), existing, &record_);
+    if (!s.ok()) spdlog::warn("leave of player {} on duplicate login failed: {}", existing, s.ToString());
+    slot_used_[it->second.slot] = false;
+    online_.erase(it);
+    AddRelaxed(stats_.leaves, 1);
   }
   if (online_.size() >= static_cast<size_t>(options_.max_players)) {
     refuse.reason = proto::RefuseReason::kServerFull;

@@ -9,9 +9,10 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
-#include "server/sv/log_histogram.h"
+#include "server/core/log_histogram.h"
 
 namespace sv {
 
@@ -129,7 +130,16 @@ class ServerStats {
   ThreadStats& thread(int i) { return per_thread_[i]; }
   const ThreadStats& thread(int i) const { return per_thread_[i]; }
 
-  LogHistogram frame_hist;  // busy time of a frame: world phase start to the end of replies
+  // Busy time of a frame, world phase start to the end of replies, in microseconds. Written by
+  // the frame's master once per frame, read by the stats reporter.
+  void RecordFrame(uint64_t ns) {
+    std::lock_guard<std::mutex> lock(frame_hist_mu_);
+    frame_hist_.Add(static_cast<double>(ns) / 1000.0);
+  }
+  core::LogHistogram FrameHistogram() const {
+    std::lock_guard<std::mutex> lock(frame_hist_mu_);
+    return frame_hist_;
+  }
   std::atomic<uint64_t> frames{0};
   std::atomic<uint64_t> world_ticks{0};
 
@@ -159,6 +169,8 @@ class ServerStats {
  private:
   int threads_;
   std::vector<ThreadStats> per_thread_;
+  mutable std::mutex frame_hist_mu_;
+  core::LogHistogram frame_hist_;  // GUARDED_BY(frame_hist_mu_)
 };
 
 }  // namespace sv

@@ -136,7 +136,9 @@ StatsReport TakeReport(const ServerStats& s, const ReportInfo& info) {
     r.commands += r.thread_commands.back();
     r.replies += r.thread_replies.back();
   }
-  r.frame = s.frame_hist.Summarize();
+  const core::LogHistogram frames = s.FrameHistogram();
+  r.frame = {frames.count(), frames.mean_us() / 1000.0, frames.Percentile(0.50) / 1000.0,
+             frames.Percentile(0.99) / 1000.0, frames.max_us() / 1000.0};
   const double n = static_cast<double>(Load(s.rptf_samples));
   r.rptf_mean = Ratio(static_cast<double>(Load(s.rptf_sum)), n);
   const double mean_sq = Ratio(static_cast<double>(Load(s.rptf_sum_sq)), n);

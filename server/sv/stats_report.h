@@ -42,7 +42,10 @@ struct StatsReport {
   std::array<uint64_t, kPhaseCount> total_ns{};                 // summed over threads
   std::vector<std::array<uint64_t, kPhaseCount>> thread_ns;     // per thread
   std::vector<uint64_t> thread_requests, thread_commands, thread_replies, thread_frames;
-  LogHistogram::Summary frame;
+  struct FrameSummary {
+    uint64_t count = 0;
+    double mean_ms = 0, p50_ms = 0, p99_ms = 0, max_ms = 0;
+  } frame;
   double rptf_mean = 0, rptf_stddev = 0, rptf_mean_spread = 0;
   double leaves_per_request = 0, leaves_per_request_pct = 0, relock_pct = 0,
          shared_leaves_pct = 0;

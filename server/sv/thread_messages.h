@@ -32,6 +32,9 @@ struct PlayerAssignment {
   uint64_t ticket = 0;
   uint32_t last_applied_sequence = 0;
   uint64_t deadline_ms = 0;  // Hello must arrive before this (steady ms), else the player leaves
+  // Instead of expecting a Hello: forget this player's session or pending ticket, kicking the
+  // client with kDuplicateLogin, and send no leave notice (the master already applied the leave).
+  bool drop = false;
 };
 
 // Worker -> master.

@@ -81,8 +81,13 @@ void Worker::RequestPhase(PhaseClock* clock) {
   const uint64_t now_ms = SteadyMs();
   assignment_scratch_.clear();
   assignments_.DrainInto(&assignment_scratch_);
+  // Before any packet: a drop must take effect before the old session's commands could run.
   for (const PlayerAssignment& a : assignment_scratch_) {
-    expected_[a.player] = Expected{a.ticket, a.last_applied_sequence, a.deadline_ms};
+    if (a.drop) {
+      DropPlayer(a.player);
+    } else {
+      expected_[a.player] = Expected{a.ticket, a.last_applied_sequence, a.deadline_ms};
+    }
   }
   for (ENetEvent& ev : pending_) HandleEvent(ev, now_ms);
   pending_.clear();
@@ -221,6 +226,19 @@ void Worker::Kick(Session* s, proto::KickReason reason, const std::string& text)
     spdlog::info("worker {}: kicked player {} ({})", index_, s->player, text);
   }
   Leave(s);
+}
+
+void Worker::DropPlayer(game::EntityId player) {
+  expected_.erase(player);
+  auto conn = player_conn_.find(player);
+  if (conn == player_conn_.end()) return;
+  auto it = sessions_.find(conn->second);
+  player_conn_.erase(conn);
+  if (it == sessions_.end()) return;
+  Session* s = it->second.get();
+  s->active = false;  // so Kick's Leave sends no notice: the master applied the leave already
+  s->requested = false;
+  Kick(s, proto::KickReason::kDuplicateLogin, "the same identity joined again");
 }
 
 void Worker::Leave(Session* s) {

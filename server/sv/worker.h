@@ -91,6 +91,8 @@ class Worker {
   void HandleCommands(Session* s, std::span<const uint8_t> data, uint64_t now_ms);
   void Invalid(Session* s, uint64_t now_ms, proto::KickReason reason);
   void Kick(Session* s, proto::KickReason reason, const std::string& text);
+  // Forgets `player`'s session or pending ticket on this worker (duplicate login).
+  void DropPlayer(game::EntityId player);
   void Leave(Session* s);
   void Expire(uint64_t now_ms);
 

@@ -69,10 +69,18 @@ TEST_CASE("join refusals name their reason") {
     CHECK(c.Join(Params(port, "", 33), 3000).code() == core::Status::Code::kRefused);
     CHECK(c.refuse_reason() == proto::RefuseReason::kBadName);
   }
-  SECTION("name already connected") {
+  SECTION("a second login with the right token replaces the first, a wrong token does not") {
+    svtest::TestClient impostor;
+    CHECK(impostor.Join(Params(port, "alice", 12), 3000).code() == core::Status::Code::kRefused);
+    CHECK(impostor.refuse_reason() == proto::RefuseReason::kWrongToken);
+    a.Service(50);
+    CHECK_FALSE(a.kicked());
     svtest::TestClient c;
-    CHECK(c.Join(Params(port, "alice", 11), 3000).code() == core::Status::Code::kRefused);
-    CHECK(c.refuse_reason() == proto::RefuseReason::kAlreadyConnected);
+    REQUIRE(c.Join(Params(port, "alice", 11), 3000).ok());
+    for (int i = 0; i < 100 && !a.kicked(); ++i) a.Service(10);
+    REQUIRE(a.kicked());
+    CHECK(a.kick()->reason == proto::KickReason::kDuplicateLogin);
+    CHECK_FALSE(c.kicked());
   }
   SECTION("wrong token for a known identity, right token resumes it") {
     a.Disconnect();
