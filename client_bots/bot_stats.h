@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <mutex>
 
-#include "client_bots/latency_histogram.h"
+#include "server/core/log_histogram.h"
 
 namespace bots {
 
@@ -47,8 +47,8 @@ struct BotStats {
   uint64_t durability_violations = 0;
   uint64_t rejoin_checks = 0;      // rejoins where --verify compared sequences
   std::array<uint64_t, kNumJoinFailures> join_failures{};
-  LatencyHistogram response;       // microseconds
-  LatencyHistogram join;           // microseconds, first attempt start to Welcome
+  core::LogHistogram response;       // microseconds
+  core::LogHistogram join;           // microseconds, first attempt start to Welcome
   double outage_ms = 0;            // longest gap between consecutive replies (this thread)
   int connected_at_stop = 0;
   std::array<int, 9> states_at_stop{};  // bots per BotState when the run stopped
@@ -67,7 +67,7 @@ struct LiveStats {
   std::atomic<int> connected{0};
 
   std::mutex mu;
-  LatencyHistogram interval;  // GUARDED_BY(mu): response times since the main thread last took it
+  core::LogHistogram interval;  // GUARDED_BY(mu): response times since the main thread last took it
 };
 
 }  // namespace bots

@@ -95,7 +95,7 @@ class BotThread {
   proto::Snapshot snapshot_;
 
   BotStats stats_;
-  LatencyHistogram interval_;  // response times since the last Publish
+  core::LogHistogram interval_;  // response times since the last Publish
   uint64_t last_publish_us_ = 0;
   uint64_t last_reply_us_ = 0;
   int connected_ = 0;

@@ -72,7 +72,7 @@ bots::SecondSample Sample(std::vector<std::unique_ptr<bots::BotThread>>& threads
   bots::SecondSample s;
   s.t_s = t_s;
   uint64_t req = 0, rep = 0;
-  bots::LatencyHistogram h;
+  core::LogHistogram h;
   for (auto& t : threads) {
     bots::LiveStats& live = t->live();
     req += live.requests.load(std::memory_order_relaxed);

@@ -1,16 +1,16 @@
-// LatencyHistogram: bucket arithmetic and percentile walk.
-#include "client_bots/latency_histogram.h"
+// LogHistogram: bucket arithmetic and percentile walk.
+#include "server/core/log_histogram.h"
 
 #include <algorithm>
 #include <cmath>
 
-namespace bots {
+namespace core {
 
 namespace {
-const double kLogGrowth = std::log(LatencyHistogram::kGrowth);
+const double kLogGrowth = std::log(LogHistogram::kGrowth);
 }
 
-void LatencyHistogram::Add(double value_us) {
+void LogHistogram::Add(double value_us) {
   if (!(value_us >= 0)) value_us = 0;  // NaN or a clock hiccup: count as zero
   int b = 0;
   if (value_us > kMinUs) {
@@ -23,16 +23,16 @@ void LatencyHistogram::Add(double value_us) {
   max_us_ = std::max(max_us_, value_us);
 }
 
-void LatencyHistogram::Merge(const LatencyHistogram& other) {
+void LogHistogram::Merge(const LogHistogram& other) {
   for (int b = 0; b < kBuckets; ++b) counts_[b] += other.counts_[b];
   count_ += other.count_;
   sum_us_ += other.sum_us_;
   max_us_ = std::max(max_us_, other.max_us_);
 }
 
-void LatencyHistogram::Clear() { *this = LatencyHistogram(); }
+void LogHistogram::Clear() { *this = LogHistogram(); }
 
-double LatencyHistogram::Percentile(double q) const {
+double LogHistogram::Percentile(double q) const {
   if (count_ == 0) return 0;
   q = std::clamp(q, 0.0, 1.0);
   // The rank of the sample we want, 1-based: the smallest r with r >= q * count.
@@ -50,4 +50,4 @@ double LatencyHistogram::Percentile(double q) const {
   return max_us_;
 }
 
-}  // namespace bots
+}  // namespace core

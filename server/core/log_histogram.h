@@ -1,24 +1,24 @@
-// LatencyHistogram: a log-bucketed histogram of durations with a fixed relative error (~1%), so
+// LogHistogram: a log-bucketed histogram of durations in microseconds with a fixed relative error (~1%), so
 // percentiles of millions of samples cost no sorting and histograms merge by adding counts.
 #pragma once
 
 #include <array>
 #include <cstdint>
 
-namespace bots {
+namespace core {
 
 // Buckets grow by kGrowth: bucket b holds values in [kMinUs * g^b, kMinUs * g^(b+1)). A
 // percentile reports the bucket's geometric middle, within ~1% of any value in it. Values below
 // kMinUs fall in bucket 0, above the top in the last bucket (max() stays exact either way).
 // Not thread-safe: one per thread, merged on one thread.
-class LatencyHistogram {
+class LogHistogram {
  public:
   static constexpr double kGrowth = 1.02;
   static constexpr double kMinUs = 1.0;    // 1 microsecond
   static constexpr int kBuckets = 1024;    // up to ~1.0e6 s: every duration that matters
 
   void Add(double value_us);
-  void Merge(const LatencyHistogram& other);
+  void Merge(const LogHistogram& other);
   void Clear();
 
   uint64_t count() const { return count_; }
@@ -34,4 +34,4 @@ class LatencyHistogram {
   double max_us_ = 0;
 };
 
-}  // namespace bots
+}  // namespace core

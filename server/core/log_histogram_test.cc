@@ -1,14 +1,14 @@
-// LatencyHistogram: percentiles within the promised relative error, merging, edge cases.
-#include "client_bots/latency_histogram.h"
+// LogHistogram: percentiles within the promised relative error, merging, edge cases.
+#include "server/core/log_histogram.h"
 
 #include <catch2/catch.hpp>
 
 #include <cmath>
 
-using bots::LatencyHistogram;
+using core::LogHistogram;
 
 TEST_CASE("percentiles of a uniform spread are within 1% of the exact ranks") {
-  LatencyHistogram h;
+  LogHistogram h;
   for (int v = 1; v <= 100000; ++v) h.Add(v);
   REQUIRE(h.count() == 100000);
   for (double q : {0.01, 0.5, 0.9, 0.99, 0.999}) {
@@ -20,7 +20,7 @@ TEST_CASE("percentiles of a uniform spread are within 1% of the exact ranks") {
 }
 
 TEST_CASE("merging two histograms equals adding every sample to one") {
-  LatencyHistogram a, b, both;
+  LogHistogram a, b, both;
   for (int v = 1; v <= 5000; ++v) {
     a.Add(v * 3.0);
     both.Add(v * 3.0);
@@ -34,7 +34,7 @@ TEST_CASE("merging two histograms equals adding every sample to one") {
 }
 
 TEST_CASE("an empty histogram reports zeros; tiny, huge and bad values stay bounded") {
-  LatencyHistogram h;
+  LogHistogram h;
   CHECK(h.Percentile(0.5) == 0);
   CHECK(h.mean_us() == 0);
   h.Add(0.2);
