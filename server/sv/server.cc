@@ -422,35 +422,56 @@ int Server::WorkerForSlot(int slot) const {
 void Server::ApplyJoins() {
   join_scratch_.clear();
   join_requests_.DrainInto(&join_scratch_);
-  for (const JoinTicketRequest& req : join_scratch_) {
+  // A tick record lists leaves before joins, so every leave a duplicate login causes is applied
+  // first, then the joins. Of several requests for one name in this batch the newest wins.
+  std::vector<bool> superseded(join_scratch_.size(), false);
+  for (size_t i = 0; i < join_scratch_.size(); ++i) {
+    for (size_t j = i + 1; j < join_scratch_.size() && !superseded[i]; ++j) {
+      superseded[i] = join_scratch_[j].name == join_scratch_[i].name;
+    }
+  }
+  for (size_t i = 0; i < join_scratch_.size(); ++i) {
+    if (!superseded[i]) ReplaceOnlineSession(join_scratch_[i]);
+  }
+  for (size_t i = 0; i < join_scratch_.size(); ++i) {
     JoinDecision d;
-    d.lobby_conn = req.lobby_conn;
-    d.refuse = DecideJoin(req, &d);
+    d.lobby_conn = join_scratch_[i].lobby_conn;
+    if (superseded[i]) {
+      d.refuse.reason = proto::RefuseReason::kAlreadyConnected;
+      d.refuse.text = "superseded by a newer login of the same identity";
+    } else {
+      d.refuse = DecideJoin(join_scratch_[i], &d);
+    }
     join_decisions_.Push(std::move(d));
   }
+}
+
+void Server::ReplaceOnlineSession(const JoinTicketRequest& req) {
+  const game::EntityId existing = world_->FindPlayer(req.name);
+  auto it = online_.find(existing);
+  // Duplicate login (docs/protocol.md section 4): with the right token the new session wins.
+  // The old one leaves now, in this serial phase and in the log, and its worker drops the
+  // session without a leave notice. A wrong token never kicks the real player.
+  if (existing == 0 || it == online_.end() || !world_->TokenMatches(existing, req.token)) return;
+  PlayerAssignment drop;
+  drop.player = existing;
+  drop.drop = true;
+  workers_[it->second.worker]->assignments().Push(drop);
+  const core::Status s = durability::ApplyLeave(world_.get(), existing, &record_);
+  if (!s.ok()) spdlog::warn("leave of player {} on duplicate login failed: {}", existing, s.ToString());
+  slot_used_[it->second.slot] = false;
+  online_.erase(it);
+  AddRelaxed(stats_.leaves, 1);
 }
 
 proto::JoinRefuse Server::DecideJoin(const JoinTicketRequest& req, JoinDecision* d) {
   proto::JoinRefuse refuse;
   const game::EntityId existing = world_->FindPlayer(req.name);
-  if (auto it = online_.find(existing); existing != 0 && it != online_.end()) {
-    // Duplicate login (docs/protocol.md section 4): with the right token the new session wins.
-    // The old one leaves now, in this serial phase and in the log, and its worker drops the
-    // session without a leave notice; the join below then resumes the record.
-    if (!world_->TokenMatches(existing, req.token)) {
-      refuse.reason = proto::RefuseReason::kWrongToken;
-      refuse.text = "wrong token for player '" + req.name + "'";
-      return refuse;
-    }
-    PlayerAssignment drop;
-    drop.player = existing;
-    drop.drop = true;
-    workers_[it->second.worker]->assignments().Push(drop);
-    const core::Status s = durability::ApplyLeave(world_.get(), existing, &record_);
-    if (!s.ok()) spdlog::warn("leave of player {} on duplicate login failed: {}", existing, s.ToString());
-    slot_used_[it->second.slot] = false;
-    online_.erase(it);
-    AddRelaxed(stats_.leaves, 1);
+  if (existing != 0 && online_.count(existing)) {
+    // Still online after ReplaceOnlineSession: the token did not match.
+    refuse.reason = proto::RefuseReason::kWrongToken;
+    refuse.text = "wrong token for player '" + req.name + "'";
+    return refuse;
   }
   if (online_.size() >= static_cast<size_t>(options_.max_players)) {
     refuse.reason = proto::RefuseReason::kServerFull;

@@ -99,6 +99,8 @@ class Server {
   void ApplyNotices();
   void ApplyJoins();
   proto::JoinRefuse DecideJoin(const JoinTicketRequest& req, JoinDecision* decision);
+  // Duplicate login: if req's identity is online and the token matches, its session leaves.
+  void ReplaceOnlineSession(const JoinTicketRequest& req);
   void DetectKills();
   void Broadcast(const std::vector<uint8_t>& bytes);
   void RefreshKnownBoxes();
