@@ -20,7 +20,8 @@ while [ $# -gt 0 ]; do
 done
 
 tools/install_deps.sh
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo > build.configure.log 2>&1 || { cat build.configure.log; exit 1; }
+mkdir -p build
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo > build/configure.log 2>&1 || { cat build/configure.log; exit 1; }
 cmake --build build -j"$(nproc)" --target aftershock-mapcheck aftershock-server aftershock-bots aftershock-inspect
 
 out=out/demo

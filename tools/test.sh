@@ -21,12 +21,12 @@ jobs=$(nproc)
 
 configure_and_build() {  # dir, extra cmake args...
   local dir=$1; shift
-  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAFTERSHOCK_WERROR=ON "$@" > "$dir.configure.log" 2>&1 \
-    || { cat "$dir.configure.log"; exit 1; }
+  mkdir -p "$dir"
+  cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAFTERSHOCK_WERROR=ON "$@" > "$dir/configure.log" 2>&1 \
+    || { cat "$dir/configure.log"; exit 1; }
   cmake --build "$dir" -j"$jobs"
 }
 
-mkdir -p build
 if [ "$run_tsan" = 1 ]; then
   echo "== ThreadSanitizer build: concurrency tests"
   configure_and_build build-tsan -DAFTERSHOCK_SANITIZE=thread

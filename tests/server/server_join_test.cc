@@ -125,3 +125,41 @@ TEST_CASE("connectionless status lists map and players") {
   server->RequestStop();
   server->Wait();
 }
+
+TEST_CASE("joins and duplicate logins arriving in one frame keep the tick record's order") {
+  // Regression: a duplicate login's leave was applied after other joins of the same frame, which
+  // breaks the tick record (leaves come before joins) and aborted the server under bot load.
+  // Several rounds of concurrent joins, half of them identities already online, make it very
+  // likely that the master sees both kinds in one batch.
+  const uint16_t port = 28320;
+  auto server = StartServer(port, 32);
+  std::vector<std::unique_ptr<svtest::TestClient>> online;
+  for (int i = 0; i < 4; ++i) {
+    online.push_back(std::make_unique<svtest::TestClient>());
+    REQUIRE(online.back()->Join(Params(port, "dup" + std::to_string(i), 100 + i), 3000).ok());
+  }
+  for (int round = 0; round < 3; ++round) {
+    std::vector<std::unique_ptr<svtest::TestClient>> clients(8);
+    std::vector<core::Status> results(8);
+    std::vector<std::thread> threads;
+    for (int i = 0; i < 8; ++i) {
+      clients[i] = std::make_unique<svtest::TestClient>();
+      // Even i: a new identity each round; odd i: one of the online identities, right token.
+      const std::string name = i % 2 == 0 ? "new" + std::to_string(round) + "_" + std::to_string(i)
+                                          : "dup" + std::to_string(i / 2);
+      const uint64_t token = i % 2 == 0 ? 1000 + i : 100 + i / 2;
+      threads.emplace_back([&clients, &results, i, port, name, token] {
+        results[i] = clients[i]->Join(Params(port, name, token), 5000);
+      });
+    }
+    for (std::thread& t : threads) t.join();
+    for (int i = 0; i < 8; ++i) {
+      INFO("round " << round << " client " << i << ": " << results[i].ToString());
+      CHECK(results[i].ok());
+    }
+    for (auto& c : clients) c->Disconnect();
+  }
+  server->RequestStop();
+  server->Wait();
+  CHECK(server->Report().joins >= 4 + 3 * 8);
+}
