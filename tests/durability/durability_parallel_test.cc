@@ -21,6 +21,7 @@
 #include "server/durability/tick_recorder.h"
 #include "server/game/cmd_script.h"
 #include "server/game/game_test_util.h"
+#include "server/game/region_lock_test_util.h"
 
 namespace durability {
 namespace {
@@ -28,52 +29,6 @@ namespace {
 constexpr int kThreads = 3;
 constexpr int kPlayers = 36;
 constexpr char kDir[] = "/srv/data";
-
-// ---- The leaf locking protocol (as in tests/game/game_parallel_test.cc) ----
-
-void LeavesFor(const areanode::AreanodeTree& tree, const game::Region& r, std::vector<int>* out) {
-  out->clear();
-  if (r.NeedsWholeMap(/*optimized=*/true)) {
-    for (int l = 0; l < tree.leaf_count(); ++l) out->push_back(l);
-    return;
-  }
-  core::Bounds boxes[game::kMaxRegionBoxes];
-  const int n = r.LockBoxes(boxes);
-  std::vector<int> leaves;
-  for (int i = 0; i < n; ++i) {
-    tree.LeavesTouching(boxes[i], &leaves);
-    out->insert(out->end(), leaves.begin(), leaves.end());
-  }
-  std::sort(out->begin(), out->end());
-  out->erase(std::unique(out->begin(), out->end()), out->end());
-}
-
-void LockAll(areanode::AreanodeTree& tree, const std::vector<int>& leaves) {
-  for (int l : leaves) tree.slot(tree.LeafNode(l)).mutex.lock();
-}
-void UnlockAll(areanode::AreanodeTree& tree, const std::vector<int>& leaves) {
-  for (auto it = leaves.rbegin(); it != leaves.rend(); ++it) {
-    tree.slot(tree.LeafNode(*it)).mutex.unlock();
-  }
-}
-
-void LockRegion(game::World* w, game::EntityId player, const game::UserCmd& cmd,
-                std::vector<int>* held) {
-  auto& tree = w->tree();
-  tree.LeavesTouching(w->BoxOf(player), held);
-  LockAll(tree, *held);
-  std::vector<int> region_leaves, need;
-  for (;;) {
-    LeavesFor(tree, w->RegionOf(player, cmd), &region_leaves);
-    need.clear();
-    std::set_union(held->begin(), held->end(), region_leaves.begin(), region_leaves.end(),
-                   std::back_inserter(need));
-    if (need == *held) return;
-    UnlockAll(tree, *held);
-    *held = need;
-    LockAll(tree, *held);
-  }
-}
 
 // ---- One server process: a World, its Durability, and the frame loop ----
 
@@ -130,11 +85,11 @@ class Game {
       threads.emplace_back([&, th] {
         std::vector<int> leaves;
         for (size_t i = th; i < cmds.size(); i += kThreads) {
-          LockRegion(w, cmds[i].player, cmds[i].cmd, &leaves);
+          game::testing::LockRegion(w, cmds[i].player, cmds[i].cmd, /*optimized=*/true, &leaves);
           const core::Status s = w->ExecuteCommand(cmds[i].player, cmds[i].cmd);
           if (s.ok()) recorder_.Record(th, cmds[i].player, cmds[i].cmd);  // locks still held
           else thread_errors[th].push_back(s.ToString());
-          UnlockAll(w->tree(), leaves);
+          game::testing::UnlockLeaves(w->tree(), leaves);
         }
       });
     }

@@ -12,6 +12,7 @@
 #include "server/game/cmd_script.h"
 #include "server/game/game_constants.h"
 #include "server/game/game_test_util.h"
+#include "server/game/region_lock_test_util.h"
 
 namespace game {
 namespace {
@@ -22,52 +23,6 @@ struct LoggedCmd {
 };
 
 // Leaf ids the command must lock, ascending (all leaves for a whole-map region).
-void LeavesFor(const areanode::AreanodeTree& tree, const Region& r, bool optimized,
-               std::vector<int>* out) {
-  out->clear();
-  if (r.NeedsWholeMap(optimized)) {
-    for (int l = 0; l < tree.leaf_count(); ++l) out->push_back(l);
-    return;
-  }
-  Bounds boxes[kMaxRegionBoxes];
-  const int n = r.LockBoxes(boxes);
-  std::vector<int> leaves;
-  for (int i = 0; i < n; ++i) {
-    if (!optimized && i == n - 1 && r.action != ActionKind::kNone) break;
-    tree.LeavesTouching(boxes[i], &leaves);
-    out->insert(out->end(), leaves.begin(), leaves.end());
-  }
-  std::sort(out->begin(), out->end());
-  out->erase(std::unique(out->begin(), out->end()), out->end());
-}
-
-void LockAll(areanode::AreanodeTree& tree, const std::vector<int>& leaves) {
-  for (int l : leaves) tree.slot(tree.LeafNode(l)).mutex.lock();
-}
-void UnlockAll(areanode::AreanodeTree& tree, const std::vector<int>& leaves) {
-  for (auto it = leaves.rbegin(); it != leaves.rend(); ++it) tree.slot(tree.LeafNode(*it)).mutex.unlock();
-}
-
-// The locking protocol of World::RegionOf: lock the player's own leaves, read its region under
-// them, grow the held set (relocking in ascending order) until it covers the region.
-void LockRegion(World* w, EntityId player, const UserCmd& cmd, bool optimized,
-                std::vector<int>* held) {
-  auto& tree = w->tree();
-  tree.LeavesTouching(w->BoxOf(player), held);
-  LockAll(tree, *held);
-  std::vector<int> region_leaves, need;
-  for (;;) {
-    LeavesFor(tree, w->RegionOf(player, cmd), optimized, &region_leaves);
-    need.clear();
-    std::set_union(held->begin(), held->end(), region_leaves.begin(), region_leaves.end(),
-                   std::back_inserter(need));
-    if (need == *held) return;
-    UnlockAll(tree, *held);
-    *held = need;
-    LockAll(tree, *held);
-  }
-}
-
 std::vector<testing::ScriptedPlayer> JoinBots(World* w, int n) {
   testing::ScriptOptions opts;
   opts.attack_percent = 20;
@@ -110,14 +65,14 @@ void RunParallelAndReplay(bool optimized) {
       threads.emplace_back([&, th] {
         std::vector<int> leaves;
         for (size_t i = th; i < cmds.size(); i += kThreads) {
-          LockRegion(pw, cmds[i].player, cmds[i].cmd, optimized, &leaves);
+          testing::LockRegion(pw, cmds[i].player, cmds[i].cmd, optimized, &leaves);
           core::Status s = pw->ExecuteCommand(cmds[i].player, cmds[i].cmd);
           {
             std::lock_guard<std::mutex> lock(log_mu);  // logged while the leaves are held
             log.push_back(cmds[i]);
             if (!s.ok()) errors.push_back(s.ToString());
           }
-          UnlockAll(pw->tree(), leaves);
+          testing::UnlockLeaves(pw->tree(), leaves);
         }
       });
     }
