@@ -8,6 +8,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "server/core/steady_clock.h"
 #include "server/protocol/messages.h"
 #include "server/sv/transport.h"
 
@@ -31,12 +32,6 @@ uint64_t RandomWord() {
 
 }  // namespace
 
-uint64_t SteadyMs() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
-}
-
 core::Status Lobby::Create(const std::string& bind_address, uint16_t port, size_t max_peers,
                            ServerStats* stats, const StatusBoard* board,
                            ThreadQueue<JoinTicketRequest>* to_master,
@@ -57,7 +52,7 @@ Lobby::Lobby(ENetHost* host, ServerStats* stats, const StatusBoard* board,
       to_master_(to_master),
       from_master_(from_master),
       challenges_(RandomWord(), RandomWord()),
-      start_ms_(SteadyMs()) {}
+      start_ms_(core::SteadyMs()) {}
 
 Lobby::~Lobby() { enet_host_destroy(host_); }
 
@@ -71,12 +66,12 @@ int Lobby::HandleRaw(ENetHost* host) {
   }
   std::vector<uint8_t> reply;
   if (request == proto::ConnectionlessRequest::kGetChallenge) {
-    const uint64_t now_s = SteadyMs() / 1000;
+    const uint64_t now_s = core::SteadyMs() / 1000;
     reply = proto::EncodeChallengeReply(
         challenges_.Issue(ntohl(host->receivedAddress.host), 0, now_s));
   } else {
     proto::ServerStatus status = board_->Get();
-    status.uptime_s = (SteadyMs() - start_ms_) / 1000;
+    status.uptime_s = (core::SteadyMs() - start_ms_) / 1000;
     if (!proto::EncodeStatusReply(status, &reply).ok()) return 1;
   }
   ENetBuffer buf;
@@ -96,15 +91,15 @@ void Lobby::Run(const std::atomic<bool>& stop) {
       r = enet_host_check_events(host_, &ev);
     }
     ApplyDecisions();
-    ExpireIdle(SteadyMs());
+    ExpireIdle(core::SteadyMs());
   }
   // Shutting down: answer what is pending, tell everyone, and let ENet deliver for a moment.
   ApplyDecisions();
   for (auto& [id, conn] : conns_) {
     if (!conn.answered) Refuse(&conn, proto::RefuseReason::kShuttingDown, "server shutting down");
   }
-  const uint64_t until = SteadyMs() + 100;
-  while (SteadyMs() < until && !conns_.empty()) {
+  const uint64_t until = core::SteadyMs() + 100;
+  while (core::SteadyMs() < until && !conns_.empty()) {
     if (enet_host_service(host_, &ev, 5) > 0) HandleEvent(ev, true);
   }
   enet_host_flush(host_);
@@ -116,7 +111,7 @@ void Lobby::HandleEvent(const ENetEvent& ev, bool stopping) {
     case ENET_EVENT_TYPE_CONNECT: {
       const uint64_t id = next_conn_++;
       ev.peer->data = reinterpret_cast<void*>(id);
-      conns_[id] = Conn{ev.peer, SteadyMs(), false, false};
+      conns_[id] = Conn{ev.peer, core::SteadyMs(), false, false};
       if (stopping) Refuse(&conns_[id], proto::RefuseReason::kShuttingDown, "server shutting down");
       break;
     }
@@ -166,7 +161,7 @@ void Lobby::HandleJoinRequest(uint64_t id, Conn* conn, const ENetPacket* packet,
     Refuse(conn, proto::RefuseReason::kShuttingDown, "server shutting down");
     return;
   }
-  if (!challenges_.Verify(req.challenge, ntohl(conn->peer->address.host), 0, SteadyMs() / 1000)) {
+  if (!challenges_.Verify(req.challenge, ntohl(conn->peer->address.host), 0, core::SteadyMs() / 1000)) {
     Refuse(conn, proto::RefuseReason::kBadChallenge, "bad or expired challenge: ask getchallenge again");
     return;
   }
@@ -211,7 +206,7 @@ void Lobby::ApplyDecisions() {
     // with ENet's 2-bit session ids that late packet can close the next connection from the
     // same client host that took this peer slot. ExpireIdle disconnects clients that stay.
     conn->answered = true;
-    conn->answered_ms = SteadyMs();
+    conn->answered_ms = core::SteadyMs();
   }
 }
 

@@ -88,6 +88,5 @@ class Lobby {
   std::vector<JoinDecision> decisions_;
 };
 
-uint64_t SteadyMs();
 
 }  // namespace sv

@@ -5,6 +5,7 @@
 #include <iterator>
 
 #include "server/core/check.h"
+#include "server/core/steady_clock.h"
 #include "server/sv/server_stats.h"
 
 namespace sv {
@@ -38,9 +39,9 @@ void RegionLocker::Acquire(int leaf, bool blocking_ok, bool* ok) {
       *ok = false;
       return;
     }
-    const uint64_t t0 = NowNs();
+    const uint64_t t0 = core::SteadyNs();
     mu.lock();
-    wait_ns_ += NowNs() - t0;
+    wait_ns_ += core::SteadyNs() - t0;
   }
   ++tree_->slot(tree_->LeafNode(leaf)).lock_count;
   ++acquisitions_;

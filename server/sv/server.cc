@@ -10,6 +10,7 @@
 #include "maps/map_loader.h"
 #include "server/durability/tick_apply.h"
 #include "server/core/check.h"
+#include "server/core/steady_clock.h"
 #include "server/protocol/messages.h"
 #include "server/sv/snapshot_builder.h"
 #include "server/sv/transport.h"
@@ -104,7 +105,7 @@ Server::~Server() {
 void Server::Start() {
   AS_CHECK(!started_, "Start called twice");
   started_ = true;
-  start_ms_ = SteadyMs();
+  start_ms_ = core::SteadyMs();
   if (options_.frame_mode == FrameMode::kFixed) {
     barrier_ = std::make_unique<std::barrier<>>(options_.threads);
   }
@@ -146,7 +147,7 @@ StatsReport Server::Report() const {
   info.leaf_count = world_->tree().leaf_count();
   info.max_players = options_.max_players;
   info.instrument = options_.instrument;
-  info.uptime_s = started_ ? static_cast<double>(SteadyMs() - start_ms_) / 1000.0 : 0.0;
+  info.uptime_s = started_ ? static_cast<double>(core::SteadyMs() - start_ms_) / 1000.0 : 0.0;
   StatsReport r = TakeReport(stats_, info);
   if (durability_ != nullptr) {
     r.durability.enabled = true;
@@ -185,7 +186,7 @@ void Server::RunFixed(int index, PhaseClock* clock) {
       const auto now = std::chrono::steady_clock::now();
       if (next_tick < now - period) next_tick = now;  // fell behind: do not burst to catch up
       std::this_thread::sleep_until(next_tick);
-      frame_start_ns_ = NowNs();
+      frame_start_ns_ = core::SteadyNs();
       clock->Switch(Phase::kCheckpoint);
       CheckpointBoundary();
       stop_frame_ = stop_requested();
@@ -218,7 +219,7 @@ void Server::RunFixed(int index, PhaseClock* clock) {
     AddRelaxed(stats_.thread(index).frames, 1);
     barrier_->arrive_and_wait();  // C: every reply sent
     if (index == 0) {
-      stats_.RecordFrame(NowNs() - frame_start_ns_);
+      stats_.RecordFrame(core::SteadyNs() - frame_start_ns_);
       AddRelaxed(stats_.frames, 1);
     }
   }
@@ -233,7 +234,7 @@ void Server::RunRequest(int index, PhaseClock* clock) {
     if (!want && index == 0) {
       // The master of last resort: pending joins/leaves, or QuakeWorld's sv_maxtic.
       want = !join_requests_.Empty() || !shared_.notices.Empty() ||
-             NowNs() > last_frame_end_ns_.load(std::memory_order_relaxed) + kRequestMaxTicNs;
+             core::SteadyNs() > last_frame_end_ns_.load(std::memory_order_relaxed) + kRequestMaxTicNs;
     }
     if (!want) continue;
     clock->Switch(Phase::kInterWait);
@@ -243,7 +244,7 @@ void Server::RunRequest(int index, PhaseClock* clock) {
       clock->Switch(Phase::kCheckpoint);
       CheckpointBoundary();
       clock->Switch(Phase::kWorld);
-      const uint64_t now = NowNs();
+      const uint64_t now = core::SteadyNs();
       const bool run_world =
           now >= last_world_ns_ + static_cast<uint64_t>(options_.tick_ms()) * 1'000'000;
       if (run_world) last_world_ns_ = now;
@@ -269,7 +270,7 @@ Server::JoinOutcome Server::JoinFrame(int /*index*/) {
       ++gate_frame_;
       participants_ = 1;
       arrived_ = done_ = 0;
-      gate_frame_start_ns_ = NowNs();
+      gate_frame_start_ns_ = core::SteadyNs();
       return JoinOutcome::kMaster;
     }
     if (state_ == FrameState::kWorld) {
@@ -308,7 +309,7 @@ bool Server::IntraBarrier(PhaseClock* clock) {
 void Server::EndFrame(int /*index*/) {
   std::lock_guard<std::mutex> lock(gate_mu_);
   if (++done_ == participants_) {
-    const uint64_t now = NowNs();
+    const uint64_t now = core::SteadyNs();
     stats_.RecordFrame(now - gate_frame_start_ns_);
     AddRelaxed(stats_.frames, 1);
     last_frame_end_ns_.store(now, std::memory_order_relaxed);
@@ -332,7 +333,7 @@ void Server::WorldPhase(bool run_world) {
   if (run_world) AddRelaxed(stats_.world_ticks, 1);
   DetectKills();
   RefreshKnownBoxes();
-  const uint64_t now_ms = SteadyMs();
+  const uint64_t now_ms = core::SteadyMs();
   if (now_ms >= last_status_ms_ + 1000) {
     last_status_ms_ = now_ms;
     PublishStatus();
@@ -498,7 +499,7 @@ proto::JoinRefuse Server::DecideJoin(const JoinTicketRequest& req, JoinDecision*
   while (ticket == 0) ticket = ticket_rng_();
   const game::Edict& p = world_->Get(r.player);
   workers_[worker]->assignments().Push(
-      PlayerAssignment{r.player, ticket, p.last_cmd_sequence, SteadyMs() + kHelloDeadlineMs});
+      PlayerAssignment{r.player, ticket, p.last_cmd_sequence, core::SteadyMs() + kHelloDeadlineMs});
   last_frags_[r.player] = p.frags;
   last_deaths_[r.player] = p.deaths;
   d->accepted = true;
@@ -508,7 +509,7 @@ proto::JoinRefuse Server::DecideJoin(const JoinTicketRequest& req, JoinDecision*
   d->accept.last_applied_sequence = p.last_cmd_sequence;
   d->accept.tick_rate_hz = static_cast<uint16_t>(options_.tick_hz);
   d->accept.server_tick = static_cast<uint32_t>(std::max(0, world_->globals().tick));
-  d->accept.server_time_ms = SteadyMs() - start_ms_;
+  d->accept.server_time_ms = core::SteadyMs() - start_ms_;
   AddRelaxed(stats_.joins, 1);
   stats_.players_online.store(online_.size(), std::memory_order_relaxed);
   if (online_.size() > Load(stats_.max_players_online)) {

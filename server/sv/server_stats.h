@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "server/core/log_histogram.h"
+#include "server/core/steady_clock.h"
 
 namespace sv {
 
@@ -38,11 +39,7 @@ inline constexpr const char* kPhaseNames[kPhaseCount] = {
     "world", "receive", "exec", "lock_leaf", "lock_parent", "reply", "checkpoint", "log_sync",
     "intra_wait", "inter_wait", "idle"};
 
-inline uint64_t NowNs() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
-}
+
 
 // Single-writer counter helpers.
 inline void AddRelaxed(std::atomic<uint64_t>& a, uint64_t v) {
@@ -70,12 +67,12 @@ class PhaseClock {
   void Start(Phase p) {
     if (!enabled_) return;
     current_ = p;
-    since_ns_ = NowNs();
+    since_ns_ = core::SteadyNs();
   }
   // Closes the current phase at now and enters p.
   void Switch(Phase p) {
     if (!enabled_) return;
-    const uint64_t now = NowNs();
+    const uint64_t now = core::SteadyNs();
     Close(now);
     current_ = p;
     since_ns_ = now;
@@ -85,7 +82,7 @@ class PhaseClock {
   // began the world phase is idle, the time after it is inter-frame wait.
   void SwitchSplit(uint64_t split_ns, Phase rest, Phase next) {
     if (!enabled_) return;
-    const uint64_t now = NowNs();
+    const uint64_t now = core::SteadyNs();
     const uint64_t split = split_ns < since_ns_ ? since_ns_ : (split_ns > now ? now : split_ns);
     Close(split);
     AddRelaxed(stats_->phase_ns[static_cast<int>(rest)], now - split);
@@ -101,8 +98,8 @@ class PhaseClock {
   // Closes the current phase at now (the thread is leaving the frame loop).
   void Finish() {
     if (!enabled_) return;
-    Close(NowNs());
-    since_ns_ = NowNs();
+    Close(core::SteadyNs());
+    since_ns_ = core::SteadyNs();
   }
 
  private:

@@ -8,6 +8,7 @@
 
 #include "server/areanode/areanode_tree.h"
 #include "server/core/check.h"
+#include "server/core/steady_clock.h"
 #include "server/protocol/messages.h"
 #include "server/sv/lobby.h"
 #include "server/sv/snapshot_builder.h"
@@ -78,7 +79,7 @@ bool Worker::Poll(int timeout_ms) {
 void Worker::RequestPhase(PhaseClock* clock) {
   clock->Switch(Phase::kReceive);
   counters_.in_frame = true;
-  const uint64_t now_ms = SteadyMs();
+  const uint64_t now_ms = core::SteadyMs();
   assignment_scratch_.clear();
   assignments_.DrainInto(&assignment_scratch_);
   // Before any packet: a drop must take effect before the old session's commands could run.
@@ -168,7 +169,7 @@ void Worker::HandleHello(Session* s, std::span<const uint8_t> data) {
   }
   s->active = true;
   s->player = hello.player_id;
-  s->validator.emplace(it->second.last_applied_sequence, SteadyMs());
+  s->validator.emplace(it->second.last_applied_sequence, core::SteadyMs());
   player_conn_[s->player] = s->conn_id;
   proto::Welcome welcome;
   welcome.player_id = hello.player_id;
@@ -317,9 +318,9 @@ void Worker::ExecuteOne(game::EntityId player, const game::UserCmd& cmd) {
     shared_->known_box[player] = BoxOf(world_->Get(player));
   } else if (scheme == LockingScheme::kGlobal) {
     if (!shared_->global_lock.try_lock()) {
-      const uint64_t t0 = NowNs();
+      const uint64_t t0 = core::SteadyNs();
       shared_->global_lock.lock();
-      global_wait_ns_ += NowNs() - t0;
+      global_wait_ns_ += core::SteadyNs() - t0;
     }
     st = world_->ExecuteCommand(player, cmd);
     if (st.ok() && recorder != nullptr) recorder->Record(index_, player, cmd);
@@ -377,9 +378,9 @@ void Worker::Shutdown() {
   for (auto& [id, s] : sessions_) {
     if (!s->closing) Kick(s.get(), proto::KickReason::kServerShutdown, "server shutting down");
   }
-  const uint64_t until = SteadyMs() + 100;
+  const uint64_t until = core::SteadyMs() + 100;
   ENetEvent ev;
-  while (SteadyMs() < until && !sessions_.empty()) {
+  while (core::SteadyMs() < until && !sessions_.empty()) {
     if (enet_host_service(host_, &ev, 5) > 0) {
       if (ev.type == ENET_EVENT_TYPE_DISCONNECT) {
         sessions_.erase(reinterpret_cast<uint64_t>(ev.peer->data));

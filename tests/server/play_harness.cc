@@ -5,17 +5,10 @@
 #include <random>
 #include <thread>
 
+#include "server/core/steady_clock.h"
 #include "server/game/game_constants.h"
 
 namespace svtest {
-
-namespace {
-uint64_t NowMs() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
-}
-}  // namespace
 
 bool PlayResult::all_replied() const {
   if (joined == 0 || static_cast<size_t>(joined) != sent.size()) return false;
@@ -48,9 +41,9 @@ PlayResult Play(uint16_t lobby_port, int n, const std::string& prefix, int play_
   std::mt19937_64 rng(seed);
   std::vector<float> yaw(clients.size());
   for (float& y : yaw) y = static_cast<float>(rng() % 360);
-  const uint64_t end = NowMs() + static_cast<uint64_t>(play_ms);
-  uint64_t next = NowMs();
-  while (NowMs() < end) {
+  const uint64_t end = core::SteadyMs() + static_cast<uint64_t>(play_ms);
+  uint64_t next = core::SteadyMs();
+  while (core::SteadyMs() < end) {
     for (size_t i = 0; i < clients.size(); ++i) {
       yaw[i] += static_cast<float>(static_cast<int>(rng() % 21) - 10);
       if (yaw[i] > 180) yaw[i] -= 360;
@@ -60,12 +53,12 @@ PlayResult Play(uint16_t lobby_port, int n, const std::string& prefix, int play_
       clients[i]->SendCommand(400, side, yaw[i], buttons, 33);
     }
     next += 33;
-    while (NowMs() < next) {
+    while (core::SteadyMs() < next) {
       for (auto& c : clients) c->Service(0);
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
   }
-  const uint64_t drain_end = NowMs() + static_cast<uint64_t>(drain_ms);
+  const uint64_t drain_end = core::SteadyMs() + static_cast<uint64_t>(drain_ms);
   uint64_t last_nudge = 0;
   for (;;) {
     bool done = true;
@@ -73,11 +66,11 @@ PlayResult Play(uint16_t lobby_port, int n, const std::string& prefix, int play_
       c->Service(0);
       done = done && c->snapshots() > 0 && c->last_applied_sequence() == c->last_sent_sequence();
     }
-    if (done || NowMs() > drain_end) break;
+    if (done || core::SteadyMs() > drain_end) break;
     // Commands travel unreliably: a client whose last command was lost resends it (with its
     // redundant copies) by sending one more idle command, as a real client keeps sending.
-    if (NowMs() > last_nudge + 100) {
-      last_nudge = NowMs();
+    if (core::SteadyMs() > last_nudge + 100) {
+      last_nudge = core::SteadyMs();
       for (auto& c : clients) {
         if (c->last_applied_sequence() != c->last_sent_sequence()) c->SendCommand(0, 0, 0, 0, 10);
       }

@@ -9,15 +9,11 @@
 
 #include <chrono>
 
+#include "server/core/steady_clock.h"
+
 namespace svtest {
 
 namespace {
-
-uint64_t NowMs() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
-}
 
 sockaddr_in Loopback(uint16_t port) {
   sockaddr_in a{};
@@ -85,8 +81,8 @@ TestClient::~TestClient() {
 }
 
 core::Status TestClient::WaitFor(ENetHost* host, int timeout_ms, ENetEvent* ev) {
-  const uint64_t until = NowMs() + static_cast<uint64_t>(timeout_ms);
-  while (NowMs() < until) {
+  const uint64_t until = core::SteadyMs() + static_cast<uint64_t>(timeout_ms);
+  while (core::SteadyMs() < until) {
     if (enet_host_service(host, ev, 5) > 0) {
       if (ev->type == ENET_EVENT_TYPE_RECEIVE || ev->type == ENET_EVENT_TYPE_CONNECT ||
           ev->type == ENET_EVENT_TYPE_DISCONNECT) {
