@@ -146,14 +146,6 @@ TEST_CASE("bots with --verify count durability violations when the server forget
 }
 
 TEST_CASE("bots with --verify report no violation after a crash when the server recovers") {
-  // Needs the server's recovery flags. Until aftershock-server has --data-dir, this case only
-  // says so: it is marked, not silently passed.
-  Subprocess help({kBin + "/aftershock-server", "--help"}, TempPath("help.out"), TempPath("help.err"));
-  help.Wait(10);
-  if (ReadFile(TempPath("help.out")).find("--data-dir") == std::string::npos) {
-    WARN("SKIPPED: aftershock-server has no --data-dir (recovery) yet");
-    return;
-  }
   const std::string dir = TempPath("recover_data");
   std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
   auto server = StartServer(29640, "recover", {"--data-dir", dir});
