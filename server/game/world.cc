@@ -361,7 +361,8 @@ core::Status World::LoadState(std::span<const uint8_t> bytes) {
 
 // ---- Interest ----
 
-void World::VisibleEntities(EntityId player, float radius, std::vector<EntityId>* out) const {
+void World::VisibleEntities(EntityId player, float radius, std::vector<EntityId>* out,
+                            size_t max_count) const {
   out->clear();
   if (!IsPlayerId(player)) return;
   const Edict& p = objects_[player].edict;
@@ -376,11 +377,17 @@ void World::VisibleEntities(EntityId player, float radius, std::vector<EntityId>
     if (e.kind == EntityKind::kPickup && !(e.flags & kFlagAvailable)) continue;
     const Vec3 center = e.origin + (e.mins + e.maxs) * 0.5f;
     const float d2 = Dot(center - eye, center - eye);
-    if (d2 > radius * radius || !collision_.LineOfSight(eye, center)) continue;
+    if (d2 > radius * radius) continue;
     ranked.push_back({d2, id});
   }
+  // Rank by distance first and trace line of sight nearest first: a crowd of hundreds within the
+  // radius costs only the traces needed to find the first max_count visible ones.
   std::sort(ranked.begin(), ranked.end());
-  for (const auto& [d2, id] : ranked) out->push_back(id);
+  for (const auto& [d2, id] : ranked) {
+    if (out->size() >= max_count) break;
+    const Edict& e = objects_[id].edict;
+    if (collision_.LineOfSight(eye, e.origin + (e.mins + e.maxs) * 0.5f)) out->push_back(id);
+  }
 }
 
 }  // namespace game

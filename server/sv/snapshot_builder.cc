@@ -109,13 +109,11 @@ void BuildSnapshot(const game::World& world, game::EntityId player, float intere
   snap->last_applied_sequence = me.last_cmd_sequence;
   snap->player = PlayerStateOf(me);
   snap->entities.clear();
-  world.VisibleEntities(player, interest_radius, visible);
+  // The encoder keeps the longest prefix under the MTU; more than this never fits.
+  world.VisibleEntities(player, interest_radius, visible, 2 * proto::kMaxSnapshotEntities);
   for (game::EntityId id : *visible) {
-    if (id == player) continue;
     proto::EntityState s;
     if (EntityStateOf(world, id, &s)) snap->entities.push_back(s);
-    // The encoder keeps the longest prefix under the MTU; more than this never fits.
-    if (snap->entities.size() >= 2 * proto::kMaxSnapshotEntities) break;
   }
 }
 
