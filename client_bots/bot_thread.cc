@@ -18,6 +18,7 @@
 
 #include "client_bots/identity.h"
 #include "server/core/check.h"
+#include "server/protocol/enet_drain.h"
 #include "server/protocol/protocol_format.h"
 
 namespace bots {
@@ -35,7 +36,6 @@ constexpr uint64_t kPublishUs = 250'000;
 constexpr uint64_t kMaxLagUs = 100'000;      // a bot this late skips commands instead of bursting
 constexpr uint64_t kDrainMs = 500;
 constexpr uint64_t kDisconnectMs = 300;
-constexpr int kMaxServiceRounds = 8;        // each reads up to 256 datagrams per host
 // The loop runs once per kLoopUs: everything that arrived meanwhile is read in one batch and all
 // commands due are sent with one flush per host. It bounds wake-ups (and so CPU) whatever the
 // packet rate; the price is that a reply's arrival is timestamped up to kLoopUs late.
@@ -287,17 +287,7 @@ void BotThread::Backoff(Bot& bot, uint32_t id, uint64_t now_us) {
 // --- network events ---------------------------------------------------------------------------
 
 void BotThread::ServiceHosts() {
-  for (ENetHost* h : hosts_) {
-    for (int round = 0; round < kMaxServiceRounds; ++round) {
-      ENetEvent ev;
-      int r = enet_host_service(h, &ev, 0);
-      if (r <= 0) break;
-      while (r > 0) {
-        HandleEvent(ev);
-        r = enet_host_check_events(h, &ev);
-      }
-    }
-  }
+  for (ENetHost* h : hosts_) proto::DrainHost(h, [this](ENetEvent& ev) { HandleEvent(ev); });
 }
 
 void BotThread::HandleEvent(const ENetEvent& ev) {

@@ -33,6 +33,10 @@ core::Status CreateServerHost(const std::string& bind_address, uint16_t port, si
                                  " (port in use?)");
   }
   host->maximumPacketSize = proto::kMaxPacketBytes;
+  // A worker reads its socket once per frame: a frame's worth of commands from every player it
+  // serves (1,000 players at 30 Hz: about 1,000 datagrams) must fit in the kernel's queue.
+  enet_socket_set_option(host->socket, ENET_SOCKOPT_RCVBUF, kSocketBufferBytes);
+  enet_socket_set_option(host->socket, ENET_SOCKOPT_SNDBUF, kSocketBufferBytes);
   *out = host;
   return core::Status::OK();
 }

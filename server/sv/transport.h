@@ -16,8 +16,13 @@ namespace sv {
 // Initialises ENet once per process (thread-safe, idempotent).
 core::Status InitEnet();
 
+// Socket buffer size a server host asks for (receive and send). The kernel caps it at
+// net.core.rmem_max / wmem_max; SocketBufferBytes reports what was granted.
+inline constexpr int kSocketBufferBytes = 8 << 20;
+
 // A server host bound to bind_address:port with max_peers peers (clamped to 1..4095),
-// kNumChannels channels and maximumPacketSize = proto::kMaxPacketBytes.
+// kNumChannels channels, maximumPacketSize = proto::kMaxPacketBytes and socket buffers of
+// kSocketBufferBytes (as far as the kernel allows).
 core::Status CreateServerHost(const std::string& bind_address, uint16_t port, size_t max_peers,
                               ENetHost** out);
 

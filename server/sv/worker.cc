@@ -9,6 +9,7 @@
 #include "server/areanode/areanode_tree.h"
 #include "server/core/check.h"
 #include "server/core/steady_clock.h"
+#include "server/protocol/enet_drain.h"
 #include "server/protocol/messages.h"
 #include "server/sv/lobby.h"
 #include "server/sv/snapshot_builder.h"
@@ -66,11 +67,9 @@ Worker::~Worker() {
 
 bool Worker::Poll(int timeout_ms) {
   ENetEvent ev;
-  int r = enet_host_service(host_, &ev, static_cast<enet_uint32>(timeout_ms));
-  while (r > 0) {
-    pending_.push_back(ev);
-    r = enet_host_check_events(host_, &ev);
-  }
+  const int r = enet_host_service(host_, &ev, static_cast<enet_uint32>(timeout_ms));
+  if (r > 0) pending_.push_back(ev);
+  if (r >= 0) proto::DrainHost(host_, [this](ENetEvent& e) { pending_.push_back(e); });
   return !pending_.empty();
 }
 
@@ -92,8 +91,7 @@ void Worker::RequestPhase(PhaseClock* clock) {
   }
   for (ENetEvent& ev : pending_) HandleEvent(ev, now_ms);
   pending_.clear();
-  ENetEvent ev;
-  while (enet_host_service(host_, &ev, 0) > 0) HandleEvent(ev, now_ms);
+  proto::DrainHost(host_, [&](ENetEvent& ev) { HandleEvent(ev, now_ms); });
   Expire(now_ms);
   clock->Switch(Phase::kExec);
   ExecuteAll(clock);

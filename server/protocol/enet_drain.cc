@@ -1,0 +1,31 @@
+#include "server/protocol/enet_drain.h"
+
+namespace proto {
+
+DrainResult DrainHost(ENetHost* host, const std::function<void(ENetEvent&)>& on_event,
+                      uint64_t max_datagrams) {
+  DrainResult out;
+  for (;;) {
+    const enet_uint32 before = host->totalReceivedPackets;
+    ENetEvent ev;
+    const int r = enet_host_service(host, &ev, 0);
+    const enet_uint32 read = host->totalReceivedPackets - before;  // wraps correctly
+    out.datagrams += read;
+    if (r < 0) {
+      out.error = true;
+      return out;
+    }
+    if (r > 0) {
+      ++out.events;
+      on_event(ev);
+    } else if (read < kEnetReadBatch) {
+      return out;  // no event and a short batch: the socket is empty
+    }
+    if (out.datagrams >= max_datagrams) {
+      out.capped = true;
+      return out;
+    }
+  }
+}
+
+}  // namespace proto

@@ -1,0 +1,35 @@
+// DrainHost: read everything an ENet host's socket holds now and hand each event over.
+//
+// Why not `while (enet_host_service(host, &ev, 0) > 0)`: ENet 1.3.17 reads at most 256 datagrams
+// per call and returns 0 when those made no event (acknowledgements, pings, datagrams of
+// unknown peers), even if thousands more are queued. A server whose clients acknowledge its
+// reliable messages then reads only one such batch per frame and the socket backlog grows until
+// the kernel drops datagrams. DrainHost calls again while the last call read a full batch.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include <enet/enet.h>
+
+namespace proto {
+
+// Datagrams ENet reads per enet_host_service call (protocol.c, receive_incoming_commands).
+inline constexpr uint32_t kEnetReadBatch = 256;
+
+struct DrainResult {
+  uint64_t events = 0;     // events handed to on_event
+  uint64_t datagrams = 0;  // datagrams ENet read from the socket
+  bool error = false;      // enet_host_service failed (socket error); the rest is left
+  bool capped = false;     // stopped at max_datagrams with more possibly queued
+};
+
+// Services `host` with timeout 0 until it returns no event after reading less than a full
+// batch (the socket is empty), it fails, or about max_datagrams were read (a flood must not
+// hold the caller forever: the rest waits for the next call). Every event goes to on_event,
+// which owns a RECEIVE event's packet. Sends queued packets as a side effect, like any
+// enet_host_service call.
+DrainResult DrainHost(ENetHost* host, const std::function<void(ENetEvent&)>& on_event,
+                      uint64_t max_datagrams = 64 * kEnetReadBatch);
+
+}  // namespace proto
