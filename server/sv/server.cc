@@ -12,6 +12,7 @@
 #include "server/core/check.h"
 #include "server/core/steady_clock.h"
 #include "server/protocol/messages.h"
+#include "server/sv/event_scope.h"
 #include "server/sv/snapshot_builder.h"
 #include "server/sv/transport.h"
 
@@ -519,7 +520,13 @@ proto::JoinRefuse Server::DecideJoin(const JoinTicketRequest& req, JoinDecision*
 }
 
 void Server::Broadcast(const std::vector<uint8_t>& bytes) {
-  for (auto& w : workers_) w->events().Push(ReliableEvent{bytes});
+  ReliableEvent e;
+  e.bytes = bytes;
+  Send(e);
+}
+
+void Server::Send(const ReliableEvent& event) {
+  for (auto& w : workers_) w->events().Push(ReliableEvent(event));
 }
 
 void Server::DetectKills() {
@@ -543,12 +550,12 @@ void Server::DetectKills() {
       f.killer_id = static_cast<uint16_t>(killers[0]);
       f.victim_id = static_cast<uint16_t>(v);
       f.weapon = WireWeapon(world_->Get(killers[0]).weapon);
-      if (proto::Encode(f, &bytes).ok()) Broadcast(bytes);
+      if (proto::Encode(f, &bytes).ok()) Send(ScopedEvent(std::move(bytes), killers[0], v, e.origin));
     } else {
       proto::DeathEvent de;
       de.victim_id = static_cast<uint16_t>(v);
       de.cause = e.frags < last_frags_[v] ? proto::DeathCause::kSuicide : proto::DeathCause::kWorld;
-      if (proto::Encode(de, &bytes).ok()) Broadcast(bytes);
+      if (proto::Encode(de, &bytes).ok()) Send(ScopedEvent(std::move(bytes), -1, v, e.origin));
     }
   }
   for (const auto& [id, online] : online_) {

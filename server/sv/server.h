@@ -102,7 +102,8 @@ class Server {
   // Duplicate login: if req's identity is online and the token matches, its session leaves.
   void ReplaceOnlineSession(const JoinTicketRequest& req);
   void DetectKills();
-  void Broadcast(const std::vector<uint8_t>& bytes);
+  void Broadcast(const std::vector<uint8_t>& bytes);  // to every client
+  void Send(const ReliableEvent& event);              // to the clients it reaches
   void RefreshKnownBoxes();
   void PublishStatus();
   int WorkerForSlot(int slot) const;

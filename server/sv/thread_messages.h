@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "server/core/vec3.h"
 #include "server/game/entity.h"
 #include "server/protocol/messages.h"
 
@@ -44,9 +45,13 @@ struct WorkerNotice {
   std::string text;  // chat text
 };
 
-// Master -> worker: one encoded reliable packet for every active client of the worker.
+// Master -> worker: one encoded reliable packet. A chat line goes to every active client of the
+// worker; a frag or death only to the clients it concerns (EventReaches, event_scope.h).
 struct ReliableEvent {
   std::vector<uint8_t> bytes;
+  bool everyone = true;
+  game::EntityId involved[2] = {-1, -1};  // killer and victim when !everyone (-1 = none)
+  core::Vec3 where{};                      // the victim's position when !everyone
 };
 
 }  // namespace sv

@@ -11,6 +11,7 @@
 #include "server/core/steady_clock.h"
 #include "server/protocol/enet_drain.h"
 #include "server/protocol/messages.h"
+#include "server/sv/event_scope.h"
 #include "server/sv/lobby.h"
 #include "server/sv/snapshot_builder.h"
 #include "server/sv/transport.h"
@@ -348,8 +349,13 @@ void Worker::ReplyPhase(PhaseClock* clock) {
   clock->Switch(Phase::kReply);
   event_scratch_.clear();
   events_.DrainInto(&event_scratch_);
+  const float radius = shared_->options->interest_radius;
   for (const ReliableEvent& e : event_scratch_) {
-    for (const auto& [player, conn] : player_conn_) SendReliable(sessions_[conn]->peer, e.bytes);
+    for (const auto& [player, conn] : player_conn_) {
+      if (EventReaches(e, player, world_->Get(player).origin, radius)) {
+        SendReliable(sessions_[conn]->peer, e.bytes);
+      }
+    }
   }
   uint64_t replies = 0;
   for (const auto& [player, conn] : player_conn_) {

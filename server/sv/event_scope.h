@@ -1,0 +1,28 @@
+// Who receives a frag or death event.
+//
+// Each reliable event costs one ENet command per receiving client and, because it is reliable,
+// one acknowledgement datagram back from each of them. Sent to every client, a death on a
+// 2,000-player server became 2,000 reliable sends and 2,000 acknowledgements; with deaths in
+// most frames the acknowledgements outnumbered the clients' commands. So a frag or death goes
+// only to the clients that could have seen it: the killer, the victim, and every client whose
+// player stands within the snapshot interest radius of the victim. Chat still goes to everyone.
+#pragma once
+
+#include "server/core/vec3.h"
+#include "server/game/entity.h"
+#include "server/sv/thread_messages.h"
+
+namespace sv {
+
+// True when `event` goes to `player`, whose player stands at `origin`, under snapshot
+// interest radius `radius` (> 0): always for an event marked everyone; otherwise when the
+// player is one of event.involved or |origin - event.where| <= radius.
+bool EventReaches(const ReliableEvent& event, game::EntityId player, core::Vec3 origin,
+                  float radius);
+
+// A frag or death event: involved = {killer, victim} (killer -1 when none), where = the
+// victim's position.
+ReliableEvent ScopedEvent(std::vector<uint8_t> bytes, game::EntityId killer,
+                          game::EntityId victim, core::Vec3 where);
+
+}  // namespace sv
