@@ -45,6 +45,10 @@ void BotStats::Merge(const BotStats& o) {
   kicks += o.kicks;
   durability_violations += o.durability_violations;
   rejoin_checks += o.rejoin_checks;
+  datagrams_sent += o.datagrams_sent;
+  datagrams_received += o.datagrams_received;
+  bytes_sent += o.bytes_sent;
+  bytes_received += o.bytes_received;
   for (int i = 0; i < kNumJoinFailures; ++i) join_failures[i] += o.join_failures[i];
   response.Merge(o.response);
   join.Merge(o.join);

@@ -46,6 +46,9 @@ struct BotStats {
   uint64_t kicks = 0;
   uint64_t durability_violations = 0;
   uint64_t rejoin_checks = 0;      // rejoins where --verify compared sequences
+  // UDP datagrams and bytes through the thread's ENet hosts, everything included (joins, ENet
+  // acknowledgements and pings), from ENet's host counters.
+  uint64_t datagrams_sent = 0, datagrams_received = 0, bytes_sent = 0, bytes_received = 0;
   std::array<uint64_t, kNumJoinFailures> join_failures{};
   core::LogHistogram response;       // microseconds
   core::LogHistogram join;           // microseconds, first attempt start to Welcome

@@ -134,8 +134,21 @@ void BotThread::SleepUntil(uint64_t when_us) {
   std::this_thread::sleep_until(epoch_ + std::chrono::microseconds(when_us));
 }
 
+void BotThread::CountTraffic() {
+  // ENet's host counters are 32-bit (bytes wrap in minutes at full load): move them into the
+  // 64-bit totals and restart them. ENet itself never reads them.
+  for (ENetHost* h : hosts_) {
+    stats_.datagrams_sent += h->totalSentPackets;
+    stats_.datagrams_received += h->totalReceivedPackets;
+    stats_.bytes_sent += h->totalSentData;
+    stats_.bytes_received += h->totalReceivedData;
+    h->totalSentPackets = h->totalReceivedPackets = h->totalSentData = h->totalReceivedData = 0;
+  }
+}
+
 void BotThread::Publish() {
   last_publish_us_ = NowUs();
+  CountTraffic();
   live_.connected.store(connected_, std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(live_.mu);
   live_.interval.Merge(interval_);

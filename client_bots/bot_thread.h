@@ -72,7 +72,8 @@ class BotThread {
   ENetPeer* Connect(Bot& bot, uint16_t port);
   uint32_t IdOf(const Bot& bot) const { return static_cast<uint32_t>(&bot - bots_.data()); }
   void Finish(const std::atomic<bool>& stop);
-  void Publish();
+  void Publish();       // live counters to the main thread; also CountTraffic
+  void CountTraffic();  // ENet host counters into stats_
   void WaitForTraffic(int timeout_ms);
   void SleepUntil(uint64_t when_us);
 

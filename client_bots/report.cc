@@ -86,6 +86,10 @@ std::string SummaryJson(const BotOptions& o, const BotStats& s, const RunFacts& 
   j << "  \"verify\": " << (o.verify ? "true" : "false") << ",\n";
   j << "  \"rejoin_checks\": " << s.rejoin_checks << ",\n";
   j << "  \"durability_violations\": " << s.durability_violations << ",\n";
+  j << "  \"datagrams_sent\": " << s.datagrams_sent << ",\n";
+  j << "  \"datagrams_received\": " << s.datagrams_received << ",\n";
+  j << "  \"bytes_sent\": " << s.bytes_sent << ",\n";
+  j << "  \"bytes_received\": " << s.bytes_received << ",\n";
   j << "  \"cpu_s\": " << Num(f.cpu_s) << ",\n";
   j << "  \"cpu_pct_of_core\": " << Num(f.elapsed_s > 0 ? 100.0 * f.cpu_s / f.elapsed_s : 0) << ",\n";
   j << "  \"cpu_s_per_1000_requests\": "

@@ -96,6 +96,11 @@ TEST_CASE("bots join, play and report sane figures") {
   CHECK(JsonNumber(r.json, "unanswered") <= requests / 10);
   CHECK(JsonNumber(r.json, "durability_violations") == 0);
   CHECK(JsonNumber(r.json, "cpu_s") > 0);
+  // Every command is a datagram of its own and every snapshot one datagram back.
+  CHECK(JsonNumber(r.json, "datagrams_sent") >= requests);
+  CHECK(JsonNumber(r.json, "datagrams_received") >= JsonNumber(r.json, "replies_received"));
+  CHECK(JsonNumber(r.json, "bytes_sent") > JsonNumber(r.json, "datagrams_sent"));
+  CHECK(JsonNumber(r.json, "bytes_received") > JsonNumber(r.json, "datagrams_received"));
   CHECK(JsonNumber(r.json, "mean", "join_ms") > 0);
   const std::string csv = ReadFile(series);
   CHECK(csv.rfind("t_s,connected,requests_per_s,replies_per_s", 0) == 0);
