@@ -82,6 +82,33 @@ Figures TimeSweeps(const CollisionWorld& world, const std::vector<Move>& moves, 
   return f;
 }
 
+// Eye to eye between standing spots up to 2048 units apart (the snapshot interest radius):
+// the line-of-sight tests of snapshot building. `sights` holds start/end pairs.
+Figures TimeSight(const CollisionWorld& world, const std::vector<Move>& sights) {
+  Figures f;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (const Move& m : sights) {
+    const bool clear = world.LineOfSight(m.start, m.end);
+    f.hits += clear ? 0 : 1;
+    f.checksum += clear ? 1.0f : 0.0f;
+  }
+  f.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return f;
+}
+
+std::vector<Move> MakeSights(const std::vector<Vec3>& spots, std::mt19937* rng, int count) {
+  const Vec3 eye{0, 0, 22};
+  std::uniform_int_distribution<size_t> pick(0, spots.size() - 1);
+  std::vector<Move> sights;
+  for (int tries = 0; tries < count * 100 && static_cast<int>(sights.size()) < count; ++tries) {
+    const Vec3 a = spots[pick(*rng)] + eye, b = spots[pick(*rng)] + eye;
+    const Vec3 d = b - a;
+    if (d.x * d.x + d.y * d.y + d.z * d.z > 2048.0f * 2048.0f) continue;
+    sights.push_back({a, b});
+  }
+  return sights;
+}
+
 void Report(const char* what, const Figures& f, size_t n) {
   std::printf("  %-28s %10.0f /s  %7.3f us each  (%d%% hit, checksum %.1f)\n", what,
               n / f.seconds, f.seconds * 1e6 / n, static_cast<int>(100.0 * f.hits / n),
@@ -103,7 +130,7 @@ int Run(const std::string& path, int num_moves, uint32_t seed, const std::string
   std::vector<Phase> list;
   if (phases != "bullet") list.push_back({"brush planes", collision::Narrowphase::kBrushPlanes});
   if (phases != "planes") list.push_back({"bullet hulls", collision::Narrowphase::kBulletHull});
-  std::vector<Move> moves;
+  std::vector<Move> moves, sights;
   for (const Phase& phase : list) {
     const auto b0 = std::chrono::steady_clock::now();
     auto world = CollisionWorld::Build(map, {phase.value});
@@ -120,10 +147,12 @@ int Run(const std::string& path, int num_moves, uint32_t seed, const std::string
       std::printf("%zu standing spots, %d moves (3/4 walk 10-40u, 1/4 fall 10-40u)\n",
                   spots.size(), num_moves);
       moves = MakeMoves(spots, &rng, num_moves);
+      sights = MakeSights(spots, &rng, num_moves / 4);
     }
     std::printf("%s (build %.1f ms):\n", phase.name, build_ms);
     Report("player box sweeps", TimeSweeps(*world, moves, kMins, kMaxs), moves.size());
     Report("rays (zero box)", TimeSweeps(*world, moves, {}, {}), moves.size());
+    if (!sights.empty()) Report("line of sight (<= 2048u)", TimeSight(*world, sights), sights.size());
   }
   return 0;
 }
