@@ -3,12 +3,12 @@
 namespace proto {
 
 DrainResult DrainHost(ENetHost* host, const std::function<void(ENetEvent&)>& on_event,
-                      uint64_t max_datagrams) {
+                      uint32_t wait_ms, uint64_t max_datagrams) {
   DrainResult out;
-  for (;;) {
+  for (enet_uint32 timeout = wait_ms;; timeout = 0) {
     const enet_uint32 before = host->totalReceivedPackets;
     ENetEvent ev;
-    const int r = enet_host_service(host, &ev, 0);
+    const int r = enet_host_service(host, &ev, timeout);
     const enet_uint32 read = host->totalReceivedPackets - before;  // wraps correctly
     out.datagrams += read;
     if (r < 0) {

@@ -24,12 +24,12 @@ struct DrainResult {
   bool capped = false;     // stopped at max_datagrams with more possibly queued
 };
 
-// Services `host` with timeout 0 until it returns no event after reading less than a full
-// batch (the socket is empty), it fails, or about max_datagrams were read (a flood must not
-// hold the caller forever: the rest waits for the next call). Every event goes to on_event,
-// which owns a RECEIVE event's packet. Sends queued packets as a side effect, like any
-// enet_host_service call.
+// Services `host` until it returns no event after reading less than a full batch (the socket
+// is empty), it fails, or about max_datagrams were read (a flood must not hold the caller
+// forever: the rest waits for the next call). The first call waits up to wait_ms for traffic,
+// the others do not wait. Every event goes to on_event, which owns a RECEIVE event's packet.
+// Sends queued packets as a side effect, like any enet_host_service call.
 DrainResult DrainHost(ENetHost* host, const std::function<void(ENetEvent&)>& on_event,
-                      uint64_t max_datagrams = 64 * kEnetReadBatch);
+                      uint32_t wait_ms = 0, uint64_t max_datagrams = 64 * kEnetReadBatch);
 
 }  // namespace proto

@@ -102,11 +102,11 @@ TEST_CASE("DrainHost stops at its datagram cap and the next call goes on", "[ene
       enet_packet_destroy(ev.packet);
     }
   };
-  const proto::DrainResult first = proto::DrainHost(p.server, on_event, 2 * proto::kEnetReadBatch);
+  const proto::DrainResult first = proto::DrainHost(p.server, on_event, 0, 2 * proto::kEnetReadBatch);
   CHECK(first.capped);
   CHECK(first.datagrams == 2 * proto::kEnetReadBatch);
   CHECK(received == 0);
-  const proto::DrainResult second = proto::DrainHost(p.server, on_event, 2 * proto::kEnetReadBatch);
+  const proto::DrainResult second = proto::DrainHost(p.server, on_event, 0, 2 * proto::kEnetReadBatch);
   CHECK_FALSE(second.capped);
   CHECK(second.datagrams == 601 - 2 * proto::kEnetReadBatch);
   CHECK(received == 1);

@@ -11,9 +11,8 @@ bool EventReaches(const ReliableEvent& event, game::EntityId player, core::Vec3 
   for (game::EntityId id : event.involved) {
     if (id >= 0 && id == player) return true;
   }
-  const float dx = origin.x - event.where.x, dy = origin.y - event.where.y,
-              dz = origin.z - event.where.z;
-  return dx * dx + dy * dy + dz * dz <= radius * radius;
+  const core::Vec3 d = origin - event.where;
+  return core::Dot(d, d) <= radius * radius;
 }
 
 ReliableEvent ScopedEvent(std::vector<uint8_t> bytes, game::EntityId killer,

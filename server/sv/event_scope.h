@@ -3,7 +3,8 @@
 // Each reliable event costs one ENet command per receiving client and, because it is reliable,
 // one acknowledgement datagram back from each of them. Sent to every client, a death on a
 // 2,000-player server became 2,000 reliable sends and 2,000 acknowledgements; with deaths in
-// most frames the acknowledgements outnumbered the clients' commands. So a frag or death goes
+// most frames the acknowledgements outnumbered the clients' commands (the run and its command:
+// docs/architecture.md, "Receiving"). So a frag or death goes
 // only to the clients that could have seen it: the killer, the victim, and every client whose
 // player stands within the snapshot interest radius of the victim. Chat still goes to everyone.
 #pragma once

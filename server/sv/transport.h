@@ -17,7 +17,7 @@ namespace sv {
 core::Status InitEnet();
 
 // Socket buffer size a server host asks for (receive and send). The kernel caps it at
-// net.core.rmem_max / wmem_max; SocketBufferBytes reports what was granted.
+// net.core.rmem_max / wmem_max.
 inline constexpr int kSocketBufferBytes = 8 << 20;
 
 // A server host bound to bind_address:port with max_peers peers (clamped to 1..4095),

@@ -67,10 +67,8 @@ Worker::~Worker() {
 }
 
 bool Worker::Poll(int timeout_ms) {
-  ENetEvent ev;
-  const int r = enet_host_service(host_, &ev, static_cast<enet_uint32>(timeout_ms));
-  if (r > 0) pending_.push_back(ev);
-  if (r >= 0) proto::DrainHost(host_, [this](ENetEvent& e) { pending_.push_back(e); });
+  proto::DrainHost(host_, [this](ENetEvent& e) { pending_.push_back(e); },
+                   static_cast<uint32_t>(timeout_ms));
   return !pending_.empty();
 }
 
