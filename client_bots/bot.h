@@ -10,23 +10,12 @@
 
 #include <enet/enet.h>
 
+#include "client_bots/bot_state.h"
 #include "client_bots/navigator.h"
 #include "server/protocol/messages.h"
 #include "server/protocol/snapshot_codec.h"
 
 namespace bots {
-
-enum class BotState : uint8_t {
-  kWaiting,        // before its ramp slot
-  kChallenge,      // waiting for the thread's challenge
-  kLobbyConnect,   // ENet connect to the lobby under way
-  kLobbyJoin,      // JoinRequest sent, waiting for JoinAccept / JoinRefuse
-  kWorkerConnect,  // ENet connect to the worker under way
-  kWorkerHello,    // Hello sent, waiting for Welcome
-  kPlaying,        // sending commands, receiving snapshots
-  kBackoff,        // waiting to try again
-  kDone,
-};
 
 // Commands whose send time is remembered for the response-time measurement. A command older
 // than this when answered is counted answered without a sample (it was ~2 s at 30 Hz).

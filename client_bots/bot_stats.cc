@@ -5,6 +5,21 @@
 
 namespace bots {
 
+const char* BotStateName(BotState s) {
+  switch (s) {
+    case BotState::kWaiting: return "waiting";
+    case BotState::kChallenge: return "challenge";
+    case BotState::kLobbyConnect: return "lobby_connect";
+    case BotState::kLobbyJoin: return "lobby_join";
+    case BotState::kWorkerConnect: return "worker_connect";
+    case BotState::kWorkerHello: return "worker_hello";
+    case BotState::kPlaying: return "playing";
+    case BotState::kBackoff: return "backoff";
+    case BotState::kDone: return "done";
+  }
+  return "unknown";
+}
+
 const char* JoinFailureName(JoinFailure f) {
   switch (f) {
     case JoinFailure::kServerFull: return "server_full";

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <mutex>
 
+#include "client_bots/bot_state.h"
 #include "server/core/log_histogram.h"
 
 namespace bots {
@@ -54,7 +55,7 @@ struct BotStats {
   core::LogHistogram join;           // microseconds, first attempt start to Welcome
   double outage_ms = 0;            // longest gap between consecutive replies (this thread)
   int connected_at_stop = 0;
-  std::array<int, 9> states_at_stop{};  // bots per BotState when the run stopped
+  std::array<int, kNumBotStates> states_at_stop{};  // bots per BotState when the run stopped
 
   uint64_t join_failures_total() const;
   void Merge(const BotStats& o);

@@ -119,15 +119,12 @@ void BotThread::Run(const std::atomic<bool>& stop) {
 }
 
 void BotThread::WaitForTraffic(int timeout_ms) {
-  pollfd fds[64];
-  nfds_t n = 0;
-  for (ENetHost* h : hosts_) {
-    if (n < 63) fds[n++] = {static_cast<int>(h->socket), POLLIN, 0};
-  }
-  for (auto& c : challenges_) {
-    if (n < 64) fds[n++] = {c->fd(), POLLIN, 0};
-  }
-  ::poll(fds, n, timeout_ms);
+  // The hosts only: the caller (Finish) never reads the challenge sockets, and a late reply
+  // left on one would make poll return at once on every call.
+  std::vector<pollfd> fds;
+  fds.reserve(hosts_.size());
+  for (ENetHost* h : hosts_) fds.push_back({static_cast<int>(h->socket), POLLIN, 0});
+  ::poll(fds.data(), fds.size(), timeout_ms);
 }
 
 void BotThread::SleepUntil(uint64_t when_us) {
@@ -150,6 +147,8 @@ void BotThread::Publish() {
   last_publish_us_ = NowUs();
   CountTraffic();
   live_.connected.store(connected_, std::memory_order_relaxed);
+  // Samples go to interval_ only; the run's histogram takes them here (Finish ends with Publish).
+  stats_.response.Merge(interval_);
   std::lock_guard<std::mutex> lock(live_.mu);
   live_.interval.Merge(interval_);
   interval_.Clear();
@@ -473,7 +472,6 @@ void BotThread::OnSnapshot(Bot& bot, const ENetPacket* packet, uint64_t now_us) 
     const uint32_t first_sampled = std::max(bot.answered_seq + 1, answered >= kSendRing ? answered - kSendRing + 1 : 1);
     for (uint32_t k = first_sampled; k <= answered; ++k) {
       const double us = static_cast<double>(now_us - bot.sent_us[k % kSendRing]);
-      stats_.response.Add(us);
       interval_.Add(us);
     }
     stats_.commands_answered += answered - bot.answered_seq;

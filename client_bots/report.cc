@@ -68,13 +68,11 @@ std::string SummaryJson(const BotOptions& o, const BotStats& s, const RunFacts& 
     first = false;
   }
   j << "},\n";
-  static const char* const kStateNames[] = {"waiting", "challenge", "lobby_connect", "lobby_join", "worker_connect",
-                                            "worker_hello", "playing", "backoff", "done"};
   j << "  \"states_at_stop\": {";
   first = true;
   for (size_t i = 0; i < s.states_at_stop.size(); ++i) {
     if (s.states_at_stop[i] == 0) continue;
-    j << (first ? "" : ", ") << Quoted(kStateNames[i]) << ": " << s.states_at_stop[i];
+    j << (first ? "" : ", ") << Quoted(BotStateName(static_cast<BotState>(i))) << ": " << s.states_at_stop[i];
     first = false;
   }
   j << "},\n";
