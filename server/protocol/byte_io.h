@@ -14,6 +14,11 @@ namespace proto {
 // Not thread-safe; one writer per message being built.
 class ByteWriter {
  public:
+  ByteWriter() = default;
+  // Writes into `reuse`, emptied first: its capacity is kept, so a caller that hands the same
+  // buffer back every time (Release, then this) writes without allocating.
+  explicit ByteWriter(std::vector<uint8_t> reuse) : buf_(std::move(reuse)) { buf_.clear(); }
+
   void U8(uint8_t v) { buf_.push_back(v); }
   void U16(uint16_t v);
   void U32(uint32_t v);

@@ -220,7 +220,7 @@ Status Read(ByteReader& r, Kick* m) {
 template <class M, class Body = M>
 Status EncodeAs(const M& m, MessageType type, std::vector<uint8_t>* out) {
   AS_RETURN_IF_ERROR(Validate(m));
-  ByteWriter w;
+  ByteWriter w(std::move(*out));  // the caller's buffer: no allocation once it has grown
   w.Reserve(64);
   w.U8(static_cast<uint8_t>(type));
   Write(w, static_cast<const Body&>(m));

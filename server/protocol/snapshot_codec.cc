@@ -175,24 +175,16 @@ Status ValidateFrame(const Snapshot& frame, uint32_t last_id) {
   return Status::OK();
 }
 
-// Which offered entities go into the packet, and how.
-struct Plan {
-  struct Entry {
-    const EntityState* e;
-    uint16_t mask;
-  };
-  std::vector<Entry> entries;     // sorted by id; entities taken and not unchanged
-  std::vector<EntityState> sent;  // sorted by id; the state the client will decode
-  std::vector<bool> base_taken;   // per baseline entity: kept (else removed)
-  size_t bytes = 0;               // packet size without the removal list
-  size_t base_left = 0;           // baseline entities to remove (2 bytes each)
-};
+using Plan = detail::SnapshotPlan;
 
 // Takes offered entities in priority order while the packet, including a 2-byte removal for
 // every baseline entity not (yet) taken, stays within budget. Taking an entity never grows
 // the removal reserve, so the packet is within budget after every step.
-Plan PlanEntities(const std::vector<EntityState>& offered, const std::vector<EntityState>& base) {
-  Plan p;
+void PlanEntities(const std::vector<EntityState>& offered, const std::vector<EntityState>& base,
+                  Plan* plan) {
+  Plan& p = *plan;
+  p.entries.clear();
+  p.sent.clear();
   p.base_taken.assign(base.size(), false);
   p.bytes = kHeaderBytes + kPlayerStateBytes + kCountBytes;
   p.base_left = base.size();
@@ -214,12 +206,12 @@ Plan PlanEntities(const std::vector<EntityState>& offered, const std::vector<Ent
   std::sort(p.entries.begin(), p.entries.end(),
             [](const Plan::Entry& a, const Plan::Entry& b) { return a.e->id < b.e->id; });
   std::sort(p.sent.begin(), p.sent.end(), ById);
-  return p;
 }
 
-std::vector<uint8_t> WriteSnapshot(const Snapshot& frame, uint32_t baseline_id,
-                                   const std::vector<EntityState>& base, const Plan& p) {
-  ByteWriter w;
+// Writes the packet into *out (its capacity reused).
+void WriteSnapshot(const Snapshot& frame, uint32_t baseline_id,
+                   const std::vector<EntityState>& base, const Plan& p, std::vector<uint8_t>* out) {
+  ByteWriter w(std::move(*out));
   w.Reserve(p.bytes + 2 * p.base_left);
   w.U8(static_cast<uint8_t>(MessageType::kSnapshot));
   w.U32(frame.snapshot_id);
@@ -239,7 +231,7 @@ std::vector<uint8_t> WriteSnapshot(const Snapshot& frame, uint32_t baseline_id,
   }
   AS_CHECK(w.size() == p.bytes + 2 * p.base_left, "snapshot size accounting out of step");
   AS_CHECK(w.size() <= kMaxSnapshotBytes, "snapshot over budget");
-  return w.Release();
+  *out = w.Release();
 }
 
 }  // namespace
@@ -252,11 +244,15 @@ Status SnapshotEncoder::Encode(const Snapshot& frame, uint32_t client_ack_id,
   const std::vector<EntityState>& base_entities = base ? base->entities : kNoEntities;
   const uint32_t baseline_id = base ? base->id : 0;
 
-  Plan plan = PlanEntities(frame.entities, base_entities);
-  out->bytes = WriteSnapshot(frame, baseline_id, base_entities, plan);
+  PlanEntities(frame.entities, base_entities, &plan_);
+  WriteSnapshot(frame, baseline_id, base_entities, plan_, &out->bytes);
   out->baseline_id = baseline_id;
-  out->entities_fit = plan.sent.size();
-  ring_[frame.snapshot_id % kSnapshotRing] = Held{frame.snapshot_id, std::move(plan.sent)};
+  out->entities_fit = plan_.sent.size();
+  // After the write: the baseline may sit in the slot taken now. The slot's old buffer goes
+  // back to plan_ for the next call.
+  Held& slot = ring_[frame.snapshot_id % kSnapshotRing];
+  slot.id = frame.snapshot_id;
+  std::swap(slot.entities, plan_.sent);
   last_id_ = frame.snapshot_id;
   return Status::OK();
 }

@@ -21,6 +21,23 @@ struct EncodedSnapshot {
   size_t entities_fit = 0;     // how many of the offered entities (a prefix) it carries
 };
 
+namespace detail {
+// SnapshotEncoder's internal scratch: which offered entities go into the packet, and how. Kept
+// between calls only for its buffers' capacity: each Encode refills it, so steady-state
+// encoding does not allocate.
+struct SnapshotPlan {
+  struct Entry {
+    const EntityState* e;
+    uint16_t mask;
+  };
+  std::vector<Entry> entries;     // sorted by id; entities taken and not unchanged
+  std::vector<EntityState> sent;  // sorted by id; the state the client will decode
+  std::vector<bool> base_taken;   // per baseline entity: kept (else removed)
+  size_t bytes = 0;               // packet size without the removal list
+  size_t base_left = 0;           // baseline entities to remove (2 bytes each)
+};
+}  // namespace detail
+
 // Server side, one per client. Not thread-safe: owned by the thread that sends to that client.
 class SnapshotEncoder {
  public:
@@ -45,6 +62,7 @@ class SnapshotEncoder {
 
   std::array<Held, kSnapshotRing> ring_;
   uint32_t last_id_ = 0;
+  detail::SnapshotPlan plan_;  // scratch, see SnapshotPlan
 };
 
 // Client side. Not thread-safe: owned by the thread that reads the connection.
