@@ -35,12 +35,6 @@ struct FrameShared {
   uint32_t frame_no = 0;
   int32_t tick = 0;
 
-  // Player box as last known: written by the master at the end of the world phase (all
-  // connected players) and by a player's own worker after each of its commands (under the
-  // command's locks); read only by that worker in the request phase. A worker first locks the
-  // leaves under this box so that reading its player's edict to compute the region is safe.
-  std::vector<core::Bounds> known_box;  // by player id
-
   // Round-trip time per player for the status query: worker writes, master reads.
   std::unique_ptr<std::atomic<uint32_t>[]> ping_ms;
 

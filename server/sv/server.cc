@@ -24,8 +24,6 @@ constexpr uint64_t kHelloDeadlineMs = 10000;     // joined players must reach th
 constexpr uint64_t kRequestMaxTicNs = 100'000'000;  // request mode: a frame at least every 100 ms
 constexpr int kRequestPollMs = 1;
 
-core::Bounds BoxOf(const game::Edict& e) { return core::Bounds{e.origin + e.mins, e.origin + e.maxs}; }
-
 std::string MapName(const std::string& path) {
   const size_t slash = path.find_last_of('/');
   std::string name = slash == std::string::npos ? path : path.substr(slash + 1);
@@ -76,7 +74,6 @@ core::Status Server::Create(const ServerOptions& options, std::unique_ptr<Server
   sh.world = sv->world_.get();
   sh.options = &sv->options_;
   sh.stats = &sv->stats_;
-  sh.known_box.assign(options.max_players + 1, core::Bounds{});
   sh.ping_ms.reset(new std::atomic<uint32_t>[options.max_players + 1]);
   for (int i = 0; i <= options.max_players; ++i) sh.ping_ms[i].store(0);
   sv->slot_used_.assign(options.max_players, false);
@@ -333,7 +330,6 @@ void Server::WorldPhase(bool run_world) {
   shared_.tick = durability::ApplyWorldPhase(world_.get(), run_world, &record_);
   if (run_world) AddRelaxed(stats_.world_ticks, 1);
   DetectKills();
-  RefreshKnownBoxes();
   const uint64_t now_ms = core::SteadyMs();
   if (now_ms >= last_status_ms_ + 1000) {
     last_status_ms_ = now_ms;
@@ -562,10 +558,6 @@ void Server::DetectKills() {
     last_frags_[id] = world_->Get(id).frags;
     last_deaths_[id] = world_->Get(id).deaths;
   }
-}
-
-void Server::RefreshKnownBoxes() {
-  for (const auto& [id, online] : online_) shared_.known_box[id] = BoxOf(world_->Get(id));
 }
 
 void Server::PublishStatus() {

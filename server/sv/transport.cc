@@ -46,6 +46,18 @@ void SendReliable(ENetPeer* peer, std::span<const uint8_t> bytes) {
   if (p != nullptr && enet_peer_send(peer, proto::kChannelControl, p) != 0) enet_packet_destroy(p);
 }
 
+void SharedReliable::SendTo(ENetPeer* peer) {
+  if (packet_ == nullptr) {
+    packet_ = enet_packet_create(bytes_.data(), bytes_.size(), ENET_PACKET_FLAG_RELIABLE);
+    if (packet_ == nullptr) return;
+  }
+  enet_peer_send(peer, proto::kChannelControl, packet_);  // on failure the peer took no reference
+}
+
+SharedReliable::~SharedReliable() {
+  if (packet_ != nullptr && packet_->referenceCount == 0) enet_packet_destroy(packet_);
+}
+
 void SendSnapshot(ENetPeer* peer, std::span<const uint8_t> bytes) {
   ENetPacket* p = enet_packet_create(bytes.data(), bytes.size(), 0);
   if (p != nullptr && enet_peer_send(peer, proto::kChannelSnapshot, p) != 0) enet_packet_destroy(p);

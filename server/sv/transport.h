@@ -28,6 +28,22 @@ core::Status CreateServerHost(const std::string& bind_address, uint16_t port, si
 
 // Reliable, on the control channel.
 void SendReliable(ENetPeer* peer, std::span<const uint8_t> bytes);
+// One reliable control-channel packet sent to any number of peers: ENet reference-counts it, so
+// the bytes are copied once however many receive them. Created on the first SendTo; freed at
+// destruction if no peer took it (ENet frees it after the last peer sent it).
+class SharedReliable {
+ public:
+  explicit SharedReliable(std::span<const uint8_t> bytes) : bytes_(bytes) {}
+  ~SharedReliable();
+  SharedReliable(const SharedReliable&) = delete;
+  SharedReliable& operator=(const SharedReliable&) = delete;
+  void SendTo(ENetPeer* peer);
+
+ private:
+  std::span<const uint8_t> bytes_;
+  ENetPacket* packet_ = nullptr;
+};
+
 // Unreliable sequenced, on the snapshot channel.
 void SendSnapshot(ENetPeer* peer, std::span<const uint8_t> bytes);
 

@@ -35,8 +35,6 @@ game::UserCmd ToGameCmd(const proto::UserCmd& c) {
   return g;
 }
 
-core::Bounds BoxOf(const game::Edict& e) { return core::Bounds{e.origin + e.mins, e.origin + e.maxs}; }
-
 }  // namespace
 
 core::Status Worker::Create(int index, FrameShared* shared, std::unique_ptr<Worker>* out) {
@@ -167,7 +165,7 @@ void Worker::HandleHello(Session* s, std::span<const uint8_t> data) {
   s->active = true;
   s->player = hello.player_id;
   s->validator.emplace(it->second.last_applied_sequence, core::SteadyMs());
-  player_conn_[s->player] = s->conn_id;
+  player_conn_[s->player] = s;
   proto::Welcome welcome;
   welcome.player_id = hello.player_id;
   welcome.server_tick = static_cast<uint32_t>(std::max(0, shared_->tick));
@@ -230,10 +228,8 @@ void Worker::DropPlayer(game::EntityId player) {
   expected_.erase(player);
   auto conn = player_conn_.find(player);
   if (conn == player_conn_.end()) return;
-  auto it = sessions_.find(conn->second);
+  Session* s = conn->second;
   player_conn_.erase(conn);
-  if (it == sessions_.end()) return;
-  Session* s = it->second.get();
   s->active = false;  // so Kick's Leave sends no notice: the master applied the leave already
   s->requested = false;
   Kick(s, proto::KickReason::kDuplicateLogin, "the same identity joined again");
@@ -284,9 +280,10 @@ void Worker::ExecuteAll(PhaseClock* clock) {
 }
 
 void Worker::LockRegion(game::EntityId player, const game::UserCmd& cmd) {
-  // The leaves under the player's last known box first: while one of them is held, no other
-  // command can write this player, so its edict may be read to compute the region.
-  locker_->LeavesForBox(shared_->known_box[player], &leaves_);
+  // The leaves under the player's box first: while one of them is held, no other command can
+  // write this player, so its edict may be read to compute the region. The box itself may be
+  // read unlocked: only the player's own commands (this thread) and the world phase move it.
+  locker_->LeavesForBox(world_->BoxOf(player), &leaves_);
   locker_->LockSorted(leaves_);
   for (;;) {
     const game::Region region = world_->RegionOf(player, cmd);
@@ -295,41 +292,33 @@ void Worker::LockRegion(game::EntityId player, const game::UserCmd& cmd) {
     // A lower leaf was busy and everything was released: take the union in order, then
     // recompute the region (the player may have been pushed meanwhile).
     ++counters_.retries;
-    std::vector<int> known;
-    locker_->LeavesForBox(shared_->known_box[player], &known);
-    std::vector<int> all;
-    std::set_union(leaves_.begin(), leaves_.end(), known.begin(), known.end(),
-                   std::back_inserter(all));
-    locker_->LockSorted(all);
+    locker_->LeavesForBox(world_->BoxOf(player), &box_leaves_);
+    union_leaves_.clear();
+    std::set_union(leaves_.begin(), leaves_.end(), box_leaves_.begin(), box_leaves_.end(),
+                   std::back_inserter(union_leaves_));
+    locker_->LockSorted(union_leaves_);
   }
 }
 
 void Worker::ExecuteOne(game::EntityId player, const game::UserCmd& cmd) {
-  // A command is recorded (taking its execution sequence number) while its locks are still held.
   const LockingScheme scheme = shared_->options->locking;
-  durability::TickRecorder* recorder = shared_->recorder;
-  core::Status st;
-  if (scheme == LockingScheme::kSequential) {
-    st = world_->ExecuteCommand(player, cmd);
-    if (st.ok() && recorder != nullptr) recorder->Record(index_, player, cmd);
-    shared_->known_box[player] = BoxOf(world_->Get(player));
-  } else if (scheme == LockingScheme::kGlobal) {
+  if (scheme == LockingScheme::kGlobal) {
     if (!shared_->global_lock.try_lock()) {
       const uint64_t t0 = core::SteadyNs();
       shared_->global_lock.lock();
       global_wait_ns_ += core::SteadyNs() - t0;
     }
-    st = world_->ExecuteCommand(player, cmd);
-    if (st.ok() && recorder != nullptr) recorder->Record(index_, player, cmd);
-    shared_->known_box[player] = BoxOf(world_->Get(player));
-    shared_->global_lock.unlock();
-  } else {
+  } else if (locker_) {
     LockRegion(player, cmd);
     ++counters_.locked_commands;
     counters_.distinct_leaves += locker_->held().size();
-    st = world_->ExecuteCommand(player, cmd);
-    if (st.ok() && recorder != nullptr) recorder->Record(index_, player, cmd);
-    shared_->known_box[player] = BoxOf(world_->Get(player));
+  }
+  const core::Status st = world_->ExecuteCommand(player, cmd);
+  // A command is recorded (taking its execution sequence number) while its locks are still held.
+  if (st.ok() && shared_->recorder != nullptr) shared_->recorder->Record(index_, player, cmd);
+  if (scheme == LockingScheme::kGlobal) {
+    shared_->global_lock.unlock();
+  } else if (locker_) {
     locker_->UnlockAll();
   }
   if (!st.ok()) {
@@ -337,7 +326,6 @@ void Worker::ExecuteOne(game::EntityId player, const game::UserCmd& cmd) {
                   st.ToString());
     return;
   }
-  ++counters_.commands;
   AddRelaxed(shared_->stats->thread(index_).commands, 1);
 }
 
@@ -349,15 +337,13 @@ void Worker::ReplyPhase(PhaseClock* clock) {
   events_.DrainInto(&event_scratch_);
   const float radius = shared_->options->interest_radius;
   for (const ReliableEvent& e : event_scratch_) {
-    for (const auto& [player, conn] : player_conn_) {
-      if (EventReaches(e, player, world_->Get(player).origin, radius)) {
-        SendReliable(sessions_[conn]->peer, e.bytes);
-      }
+    SharedReliable packet(e.bytes);  // one copy of the bytes, however many receive it
+    for (const auto& [player, s] : player_conn_) {
+      if (EventReaches(e, player, world_->Get(player).origin, radius)) packet.SendTo(s->peer);
     }
   }
   uint64_t replies = 0;
-  for (const auto& [player, conn] : player_conn_) {
-    Session* s = sessions_[conn].get();
+  for (const auto& [player, s] : player_conn_) {
     shared_->ping_ms[player].store(s->peer->roundTripTime, std::memory_order_relaxed);
     if (!s->requested) continue;
     s->requested = false;

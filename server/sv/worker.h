@@ -31,7 +31,6 @@ class Worker {
   struct FrameCounters {
     bool in_frame = false;  // took part in the frame (request mode: not every thread does)
     uint32_t requests = 0;
-    uint32_t commands = 0;
     uint32_t locked_commands = 0;
     uint64_t distinct_leaves = 0;
     uint32_t retries = 0;
@@ -40,7 +39,6 @@ class Worker {
   static core::Status Create(int index, FrameShared* shared, std::unique_ptr<Worker>* out);
   ~Worker();
 
-  int index() const { return index_; }
   uint16_t port() const { return port_; }
 
   ThreadQueue<PlayerAssignment>& assignments() { return assignments_; }
@@ -49,7 +47,6 @@ class Worker {
   // Request mode's select: services the host for up to timeout_ms and keeps what arrived for
   // the next request phase. True if anything arrived (now or earlier) that needs a frame.
   bool Poll(int timeout_ms);
-  bool HasPending() const { return !pending_.empty(); }
 
   void RequestPhase(PhaseClock* clock);
   void ReplyPhase(PhaseClock* clock);
@@ -58,7 +55,6 @@ class Worker {
 
   FrameCounters& frame_counters() { return counters_; }
   RegionLocker* locker() { return locker_.get(); }
-  int active_players() const { return static_cast<int>(player_conn_.size()); }
 
  private:
   struct Session {
@@ -108,7 +104,8 @@ class Worker {
   std::unique_ptr<RegionLocker> locker_;
   uint64_t next_conn_ = 1;
   std::unordered_map<uint64_t, std::unique_ptr<Session>> sessions_;
-  std::unordered_map<game::EntityId, uint64_t> player_conn_;  // active players -> conn id
+  // Active players -> their session (an entry leaves before its session is erased).
+  std::unordered_map<game::EntityId, Session*> player_conn_;
   std::unordered_map<game::EntityId, Expected> expected_;
   ThreadQueue<PlayerAssignment> assignments_;
   ThreadQueue<ReliableEvent> events_;
@@ -116,7 +113,7 @@ class Worker {
   std::vector<ReliableEvent> event_scratch_;
   std::vector<ENetEvent> pending_;  // arrived during Poll, handled in the next request phase
   std::vector<PendingCommand> commands_;
-  std::vector<int> leaves_;
+  std::vector<int> leaves_, box_leaves_, union_leaves_;  // LockRegion scratch
   std::vector<game::EntityId> visible_;
   proto::Snapshot snapshot_;
   proto::EncodedSnapshot encoded_;
