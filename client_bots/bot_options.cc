@@ -36,7 +36,7 @@ cxxopts::Options MakeOptions() {
   // clang-format off
   o.add_options()
     ("server", "Server lobby as HOST:PORT (IPv4 or name); a comma list spreads the bots over several servers",
-     cxxopts::value<std::string>()->default_value("127.0.0.1:27500"))
+     cxxopts::value<std::string>()->default_value("127.0.0.1:" + std::to_string(proto::kDefaultBasePort)))
     ("bots", "Number of bots (1..100000)", cxxopts::value<int>()->default_value("1"))
     ("rate", "Commands per second per bot (1..250); each covers 1000/rate ms", cxxopts::value<double>()->default_value("30"))
     ("duration", "Length of the whole run in seconds, ramp included", cxxopts::value<double>()->default_value("10"))

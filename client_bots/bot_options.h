@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "server/core/status.h"
+#include "server/protocol/protocol_format.h"
 
 namespace bots {
 
@@ -24,7 +25,7 @@ const char* BehaviorName(Behavior b);
 // One server's lobby (its base port).
 struct Endpoint {
   std::string host = "127.0.0.1";
-  uint16_t port = 27500;
+  uint16_t port = proto::kDefaultBasePort;
 };
 
 struct BotOptions {

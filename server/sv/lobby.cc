@@ -3,12 +3,12 @@
 
 #include <arpa/inet.h>
 
-#include <chrono>
 #include <random>
 
 #include <spdlog/spdlog.h>
 
 #include "server/core/steady_clock.h"
+#include "server/protocol/enet_drain.h"
 #include "server/protocol/messages.h"
 #include "server/sv/transport.h"
 
@@ -83,13 +83,8 @@ int Lobby::HandleRaw(ENetHost* host) {
 
 void Lobby::Run(const std::atomic<bool>& stop) {
   t_lobby = this;
-  ENetEvent ev;
   while (!stop.load(std::memory_order_acquire)) {
-    int r = enet_host_service(host_, &ev, 2);
-    while (r > 0) {
-      HandleEvent(ev, false);
-      r = enet_host_check_events(host_, &ev);
-    }
+    proto::DrainHost(host_, [this](ENetEvent& ev) { HandleEvent(ev, false); }, /*wait_ms=*/2);
     ApplyDecisions();
     ExpireIdle(core::SteadyMs());
   }
@@ -99,6 +94,7 @@ void Lobby::Run(const std::atomic<bool>& stop) {
     if (!conn.answered) Refuse(&conn, proto::RefuseReason::kShuttingDown, "server shutting down");
   }
   const uint64_t until = core::SteadyMs() + 100;
+  ENetEvent ev;
   while (core::SteadyMs() < until && !conns_.empty()) {
     if (enet_host_service(host_, &ev, 5) > 0) HandleEvent(ev, true);
   }

@@ -24,9 +24,9 @@ void SetUpLogging(const std::string& level) {
   spdlog::set_default_logger(logger);
 }
 
-void WriteStats(const sv::Server& server, const std::string& path) {
+void WriteStats(const sv::StatsReport& report, const std::string& path) {
   if (path.empty()) return;
-  const core::Status s = sv::WriteFileAtomically(path, sv::ToJson(server.Report()));
+  const core::Status s = sv::WriteFileAtomically(path, sv::ToJson(report));
   if (!s.ok()) spdlog::error("stats: {}", s.ToString());
 }
 
@@ -59,7 +59,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   // The recovery figures are in the stats file before the first frame (crash tests read them).
-  WriteStats(*server, options.stats_out);
+  WriteStats(server->Report(), options.stats_out);
   server->Start();
   const auto start = std::chrono::steady_clock::now();
   auto next_report = start + std::chrono::duration<double>(options.stats_interval_s);
@@ -83,14 +83,14 @@ int main(int argc, char** argv) {
       const sv::StatsReport cur = server->Report();
       spdlog::info("{}", sv::ConsoleLine(prev, cur));
       prev = cur;
-      WriteStats(*server, options.stats_out);
+      WriteStats(cur, options.stats_out);
     }
   }
   server->RequestStop();
   server->Wait();
   const sv::StatsReport final_report = server->Report();
   spdlog::info("final: {}", sv::ConsoleLine(prev, final_report));
-  WriteStats(*server, options.stats_out);
+  WriteStats(final_report, options.stats_out);
   const core::Status fatal = server->fatal_status();
   server.reset();
   if (!fatal.ok()) {

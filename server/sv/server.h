@@ -58,13 +58,10 @@ class Server {
   void Wait();
 
   StatsReport Report() const;
-  const ServerOptions& options() const { return options_; }
-  uint16_t lobby_port() const { return options_.port; }
-  const maps::Map& map() const { return map_; }
   const collision::CollisionWorld& collision() const { return *collision_; }
   const game::World& world() const { return *world_; }  // after Wait()
 
-  // Durability: on when options().data_dir is set. The report of start-up recovery.
+  // Durability: on when ServerOptions::data_dir is set. The report of start-up recovery.
   bool durability_enabled() const { return durability_ != nullptr; }
   const durability::RecoveryReport& recovery_report() const { return recovery_report_; }
   // OK, or the durability error (failed fsync, ENOSPC, ...) that made the server stop itself.
@@ -104,7 +101,6 @@ class Server {
   void DetectKills();
   void Broadcast(const std::vector<uint8_t>& bytes);  // to every client
   void Send(const ReliableEvent& event);              // to the clients it reaches
-  void RefreshKnownBoxes();
   void PublishStatus();
   int WorkerForSlot(int slot) const;
 

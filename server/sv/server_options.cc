@@ -18,6 +18,17 @@ const char* LockingName(LockingScheme s) {
   return "?";
 }
 
+bool ParseLockingName(std::string_view name, LockingScheme* out) {
+  for (LockingScheme s : {LockingScheme::kSequential, LockingScheme::kGlobal,
+                          LockingScheme::kAreanode, LockingScheme::kAreanodeOpt}) {
+    if (name == LockingName(s)) {
+      *out = s;
+      return true;
+    }
+  }
+  return false;
+}
+
 const char* FrameModeName(FrameMode m) { return m == FrameMode::kRequest ? "request" : "fixed"; }
 
 const char* AssignmentName(Assignment a) {
@@ -39,7 +50,7 @@ cxxopts::Options MakeOptions() {
   o.add_options()
     ("map", "Quake .map file to serve", cxxopts::value<std::string>()->default_value("maps/dm_arena.map"))
     ("bind", "IPv4 address to bind the lobby and workers to", cxxopts::value<std::string>()->default_value("0.0.0.0"))
-    ("port", "Base UDP port: the lobby (joins, getchallenge/status queries)", cxxopts::value<int>()->default_value("27500"))
+    ("port", "Base UDP port: the lobby (joins, getchallenge/status queries)", cxxopts::value<int>()->default_value(std::to_string(proto::kDefaultBasePort)))
     ("threads", "Worker threads, each with its own UDP port (default: hardware cores; 1 with --locking sequential)", cxxopts::value<int>())
     ("max-players", "Most players online at once (also the number of persistent player records)", cxxopts::value<int>()->default_value("64"))
     ("locking", "Command locking: sequential (1 thread, no locks), global (one lock per command), "
@@ -137,11 +148,7 @@ ParseResult ParseServerOptions(int argc, const char* const* argv, ServerOptions*
     o.port = static_cast<uint16_t>(port);
     o.max_players = r["max-players"].as<int>();
     const std::string locking = r["locking"].as<std::string>();
-    if (locking == "sequential") o.locking = LockingScheme::kSequential;
-    else if (locking == "global") o.locking = LockingScheme::kGlobal;
-    else if (locking == "areanode") o.locking = LockingScheme::kAreanode;
-    else if (locking == "areanode-opt") o.locking = LockingScheme::kAreanodeOpt;
-    else return Error("--locking must be sequential, global, areanode or areanode-opt, not '" + locking + "'", help);
+    if (!ParseLockingName(locking, &o.locking)) return Error("--locking must be sequential, global, areanode or areanode-opt, not '" + locking + "'", help);
     if (r.count("threads")) {
       o.threads = r["threads"].as<int>();
     } else {

@@ -9,6 +9,7 @@
 #include "recovery/checkpointer.h"
 #include "recovery/log_writer.h"
 #include "server/core/status.h"
+#include "server/protocol/protocol_format.h"
 
 namespace sv {
 
@@ -35,7 +36,7 @@ enum class Assignment : uint8_t {
 struct ServerOptions {
   std::string map_path = "maps/dm_arena.map";
   std::string bind_address = "0.0.0.0";
-  uint16_t port = 27500;           // lobby; worker i listens on port + 1 + i
+  uint16_t port = proto::kDefaultBasePort;  // lobby; worker i listens on port + 1 + i
   int threads = 1;                 // worker threads, 1..64
   int max_players = 64;
   LockingScheme locking = LockingScheme::kAreanodeOpt;
@@ -66,6 +67,8 @@ struct ServerOptions {
 };
 
 const char* LockingName(LockingScheme s);
+// The scheme LockingName gives `name`; false (and *out untouched) for any other text.
+bool ParseLockingName(std::string_view name, LockingScheme* out);
 const char* FrameModeName(FrameMode m);
 const char* AssignmentName(Assignment a);
 

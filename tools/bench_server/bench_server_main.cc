@@ -26,13 +26,6 @@ std::vector<std::string> Split(const std::string& s) {
   return out;
 }
 
-sv::LockingScheme ParseLocking(const std::string& s) {
-  if (s == "sequential") return sv::LockingScheme::kSequential;
-  if (s == "global") return sv::LockingScheme::kGlobal;
-  if (s == "areanode") return sv::LockingScheme::kAreanode;
-  return sv::LockingScheme::kAreanodeOpt;
-}
-
 bool RunOne(const std::string& map, uint16_t port, int threads, sv::LockingScheme locking,
             bool instrument, int clients, int seconds, sv::StatsReport* out) {
   sv::ServerOptions o = svtest::TestOptions(port, locking, threads);
@@ -119,7 +112,11 @@ int main(int argc, char** argv) {
   for (const std::string& t : Split(args["threads"].as<std::string>())) {
     for (const std::string& l : Split(args["locking"].as<std::string>())) {
       const int threads = std::stoi(t);
-      const sv::LockingScheme locking = ParseLocking(l);
+      sv::LockingScheme locking;
+      if (!sv::ParseLockingName(l, &locking)) {
+        std::fprintf(stderr, "bench_server: unknown locking scheme '%s'\n", l.c_str());
+        return 2;
+      }
       if (locking == sv::LockingScheme::kSequential && threads != 1) continue;
       sv::StatsReport r;
       if (!RunOne(map, static_cast<uint16_t>(port), threads, locking, true, clients, seconds, &r)) return 1;
