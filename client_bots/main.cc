@@ -1,8 +1,6 @@
 // aftershock-bots: the bot cluster. Parses flags, finds the map for navigation, starts the bot
 // threads, prints a console line (and a CSV row) every second, and writes the JSON summary.
 // Exit codes: 0 ok, 1 no bot ever received a snapshot (or an output file failed), 2 bad flags.
-#include <sys/resource.h>
-
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -19,6 +17,8 @@
 #include "client_bots/challenge_client.h"
 #include "client_bots/navigator.h"
 #include "client_bots/report.h"
+#include "server/core/atomic_file.h"
+#include "server/core/cpu_clock.h"
 
 namespace {
 
@@ -26,12 +26,6 @@ std::atomic<bool> g_stop{false};
 
 void OnSignal(int) { g_stop.store(true); }
 
-double CpuSeconds() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
-         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
-}
 
 // --map if given; else the server's map by its status name, under maps/ or ../shared/maps-real/.
 // Empty NavMap (feedback-only navigation) when none is found; false only for a bad --map.
@@ -128,7 +122,7 @@ int main(int argc, char** argv) {
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
   const auto epoch = std::chrono::steady_clock::now();
-  const double cpu_start = CpuSeconds();
+  const double cpu_start = core::ProcessCpuSeconds();
   std::vector<std::unique_ptr<bots::BotThread>> threads;
   for (int t = 0; t < o.threads; ++t) {
     std::vector<int> mine;
@@ -163,7 +157,7 @@ int main(int argc, char** argv) {
   }
   facts.elapsed_s = std::min(since(), o.duration_s);
   for (auto& r : running) r.join();
-  facts.cpu_s = CpuSeconds() - cpu_start;
+  facts.cpu_s = core::ProcessCpuSeconds() - cpu_start;
 
   bots::BotStats total;
   for (auto& t : threads) total.Merge(t->stats());
@@ -171,7 +165,7 @@ int main(int argc, char** argv) {
   std::printf("%s", json.c_str());
   int rc = total.replies_received > 0 ? 0 : 1;
   if (!o.out_path.empty()) {
-    const core::Status s = bots::WriteFileAtomic(o.out_path, json);
+    const core::Status s = core::WriteFileAtomically(o.out_path, json);
     if (!s.ok()) {
       std::fprintf(stderr, "error: --out: %s\n", s.ToString().c_str());
       rc = 1;

@@ -97,18 +97,6 @@ std::string SummaryJson(const BotOptions& o, const BotStats& s, const RunFacts& 
   return j.str();
 }
 
-core::Status WriteFileAtomic(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "w");
-  if (f == nullptr) return core::Status::IoError("open " + tmp + ": " + std::strerror(errno));
-  const bool ok = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  if (std::fclose(f) != 0 || !ok) return core::Status::IoError("write " + tmp + ": " + std::strerror(errno));
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    return core::Status::IoError("rename " + tmp + " to " + path + ": " + std::strerror(errno));
-  }
-  return core::Status::OK();
-}
-
 SeriesWriter::~SeriesWriter() {
   if (file_ != nullptr) std::fclose(file_);
 }

@@ -31,8 +31,6 @@ struct SecondSample {
 
 std::string SummaryJson(const BotOptions& o, const BotStats& s, const RunFacts& f);
 
-// Writes `text` to `path` atomically (temp file, then rename).
-core::Status WriteFileAtomic(const std::string& path, const std::string& text);
 
 // CSV series: header once, then one row per second. Not thread-safe.
 class SeriesWriter {

@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include "server/core/check.h"
+#include "server/core/steady_clock.h"
 
 namespace recovery {
 
@@ -23,10 +24,6 @@ namespace bf = backup_format;
 using Clock = std::chrono::steady_clock;
 
 namespace {
-
-double MsSince(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
 
 constexpr uint64_t kStagingBytes = 1u << 20;
 
@@ -211,7 +208,7 @@ core::Status Checkpointer::TickBoundary(uint64_t tick) {
     busy_ = true;
     cv_.notify_all();
   }
-  const double pause_ms = MsSince(t0);
+  const double pause_ms = core::MsSince(t0);
   std::lock_guard lock(mu_);
   ++stats_.boundaries;
   stats_.pause_total_ms += pause_ms;
@@ -279,7 +276,7 @@ core::Status Checkpointer::RunJob(Job* job) {
     committed_valid_[b] = true;
     committed_tick_[b] = job->tick;
     oldest = committed_valid_[1 - b] ? std::min(committed_tick_[0], committed_tick_[1]) : 0;
-    const double ms = MsSince(job->start);
+    const double ms = core::MsSince(job->start);
     ++stats_.checkpoints;
     stats_.checkpoint_total_ms += ms;
     stats_.checkpoint_max_ms = std::max(stats_.checkpoint_max_ms, ms);

@@ -6,19 +6,13 @@
 #include <cstring>
 
 #include "recovery/backup_format.h"
+#include "server/core/steady_clock.h"
 
 namespace recovery {
 
 namespace bf = backup_format;
 
-namespace {
-
 using Clock = std::chrono::steady_clock;
-double MsSince(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-}  // namespace
 
 core::Status Recover(const RecoverOptions& options, void* base, const RecordFn& replay,
                      RecoveryReport* report) {
@@ -63,7 +57,7 @@ core::Status Recover(const RecoverOptions& options, void* base, const RecordFn& 
     report->checkpoint_tick = h.tick;
     break;
   }
-  report->restore_ms = MsSince(t0);
+  report->restore_ms = core::MsSince(t0);
 
   // Validate the log (cutting a torn tail) and replay what follows the checkpoint.
   const Clock::time_point t1 = Clock::now();
@@ -75,7 +69,7 @@ core::Status Recover(const RecoverOptions& options, void* base, const RecordFn& 
   core::Status s = ScanLog(options.env, options.dir, scan,
                            [&](uint64_t tick, std::string_view payload) -> core::Status {
     if (!loaded) {  // the log is valid: only now touch the caller's memory
-      report->log_ms = MsSince(t1);
+      report->log_ms = core::MsSince(t1);
       if (report->from_checkpoint) std::memcpy(base, image.data(), image.size());
       loaded = true;
     }
@@ -84,7 +78,7 @@ core::Status Recover(const RecoverOptions& options, void* base, const RecordFn& 
     return replay(tick, payload);
   }, &log);
   if (!loaded) {
-    report->log_ms = MsSince(t1);
+    report->log_ms = core::MsSince(t1);
     if (s.ok() && report->from_checkpoint) std::memcpy(base, image.data(), image.size());
   }
   if (log.truncated) {

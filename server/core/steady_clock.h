@@ -15,4 +15,9 @@ inline uint64_t SteadyNs() {
 
 inline uint64_t SteadyMs() { return SteadyNs() / 1'000'000; }
 
+// Milliseconds (fractional) since t0, for durations reported in statistics.
+inline double MsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
 }  // namespace core

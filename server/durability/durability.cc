@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "recovery/recover.h"
+#include "server/core/steady_clock.h"
 #include "server/durability/tick_apply.h"
 #include "server/durability/world_identity.h"
 
@@ -16,9 +17,6 @@ namespace durability {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double MsSince(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
 
 // Creates dir and its missing parents.
 core::Status CreateDirs(recovery::Env* env, const std::string& dir) {
@@ -63,7 +61,7 @@ core::Status Durability::Open(const DurabilityOptions& options, game::World* wor
   if (!s.ok()) return s;
   s = d->OpenWriters();
   if (!s.ok()) return s;
-  report->total_ms = MsSince(t0);
+  report->total_ms = core::MsSince(t0);
   *out = std::move(d);
   return core::Status::OK();
 }
@@ -88,7 +86,7 @@ core::Status Durability::Recover(RecoveryReport* report) {
     const Clock::time_point t = Clock::now();
     core::Status s = CheckRestoredGlobals(world_->globals(), fresh);
     if (s.ok()) world_->RelinkAll();
-    relink_ms = MsSince(t);
+    relink_ms = core::MsSince(t);
     return s;
   };
   core::Status s = recovery::Recover(
@@ -99,7 +97,7 @@ core::Status Durability::Recover(RecoveryReport* report) {
         const Clock::time_point t = Clock::now();
         st = DecodeTickRecord(payload, &record);
         if (st.ok()) st = ApplyTick(world_, record);
-        replay_ms += MsSince(t);
+        replay_ms += core::MsSince(t);
         if (!st.ok()) {
           return core::Status::Corruption("log tick " + std::to_string(tick) + ": " +
                                           st.message());
@@ -176,7 +174,7 @@ core::Status Durability::EndOfRequests(uint64_t tick, const TickRecord& record) 
   }
   EncodeTickRecord(record, &payload_);
   core::Status s = log_->Append(tick, payload_);
-  const double ms = MsSince(t0);
+  const double ms = core::MsSince(t0);
   std::lock_guard lock(stats_mu_);
   log_append_ms_total_ += ms;
   if (s.ok()) ++ticks_logged_;
@@ -187,7 +185,7 @@ core::Status Durability::WaitDurable(uint64_t tick) {
   if (options_.durability != recovery::Durability::kSync) return log_->status();
   const Clock::time_point t0 = Clock::now();
   core::Status s = log_->WaitDurable(tick);
-  const double ms = MsSince(t0);
+  const double ms = core::MsSince(t0);
   std::lock_guard lock(stats_mu_);
   wait_durable_ms_total_ += ms;
   wait_durable_ms_max_ = std::max(wait_durable_ms_max_, ms);
@@ -197,7 +195,7 @@ core::Status Durability::WaitDurable(uint64_t tick) {
 core::Status Durability::TickBoundary(uint64_t tick) {
   const Clock::time_point t0 = Clock::now();
   core::Status s = checkpointer_->TickBoundary(tick);
-  const double ms = MsSince(t0);
+  const double ms = core::MsSince(t0);
   std::lock_guard lock(stats_mu_);
   boundary_ms_total_ += ms;
   return s;

@@ -10,6 +10,7 @@
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
 
+#include "server/core/atomic_file.h"
 #include "server/sv/server.h"
 #include "server/sv/server_options.h"
 #include "server/sv/stats_report.h"
@@ -26,7 +27,7 @@ void SetUpLogging(const std::string& level) {
 
 void WriteStats(const sv::StatsReport& report, const std::string& path) {
   if (path.empty()) return;
-  const core::Status s = sv::WriteFileAtomically(path, sv::ToJson(report));
+  const core::Status s = core::WriteFileAtomically(path, sv::ToJson(report));
   if (!s.ok()) spdlog::error("stats: {}", s.ToString());
 }
 

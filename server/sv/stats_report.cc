@@ -1,10 +1,6 @@
 // StatsReport: snapshot of the counters, JSON rendering, console line, atomic file write.
 #include "server/sv/stats_report.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -232,30 +228,6 @@ std::string ConsoleLine(const StatsReport& prev, const StatsReport& cur) {
                 static_cast<unsigned long long>(cur.invalid_packets),
                 static_cast<unsigned long long>(cur.kicked));
   return buf;
-}
-
-core::Status WriteFileAtomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return core::Status::IoError("open " + tmp + ": " + std::strerror(errno));
-  size_t done = 0;
-  while (done < text.size()) {
-    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      const std::string err = std::strerror(errno);
-      ::close(fd);
-      return core::Status::IoError("write " + tmp + ": " + err);
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    return core::Status::IoError("fsync/close " + tmp + ": " + std::strerror(errno));
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    return core::Status::IoError("rename " + tmp + " -> " + path + ": " + std::strerror(errno));
-  }
-  return core::Status::OK();
 }
 
 }  // namespace sv

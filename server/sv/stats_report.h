@@ -64,7 +64,5 @@ std::string ToJson(const StatsReport& r);
 // are over the interval since `prev`.
 std::string ConsoleLine(const StatsReport& prev, const StatsReport& cur);
 
-// Writes `text` to path.tmp, fsyncs, renames over `path` (readers see the old or the new file).
-core::Status WriteFileAtomically(const std::string& path, const std::string& text);
 
 }  // namespace sv

@@ -1,8 +1,6 @@
 // aftershock-bench-sim: runs N scripted players on a map on one thread, no network, each sending
 // 30 commands/s (one 33 ms command per 33 ms tick), and reports commands per CPU second,
 // microseconds per command, world-phase time per tick and state bytes per player.
-#include <time.h>
-
 #include <cstdio>
 #include <iostream>
 #include <sstream>
@@ -12,18 +10,13 @@
 #include <cxxopts.hpp>
 
 #include "maps/map_loader.h"
+#include "server/core/cpu_clock.h"
 #include "server/game/cmd_script.h"
 #include "server/game/game_constants.h"
 #include "server/game/game_test_util.h"
 #include "server/game/move_clip.h"
 
 namespace {
-
-double ThreadCpuSeconds() {
-  timespec ts;
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
 
 std::vector<int> ParseList(const std::string& s) {
   std::vector<int> out;
@@ -70,11 +63,11 @@ Result RunOne(const maps::Map& map, const collision::CollisionWorld& cw, int pla
   r.players = players;
   for (int tick = 0; tick < warmup + ticks; ++tick) {
     const bool measure = tick >= warmup;
-    double t0 = ThreadCpuSeconds();
+    double t0 = core::ThreadCpuSeconds();
     world->RunWorldPhase();
-    double t1 = ThreadCpuSeconds();
+    double t1 = core::ThreadCpuSeconds();
     for (size_t i = 0; i < bots.size(); ++i) cmds[i] = bots[i].Next(*world);  // the "network"
-    double t2 = ThreadCpuSeconds();
+    double t2 = core::ThreadCpuSeconds();
     const uint64_t traces0 = game::ThisThreadMoveTraces();
     if (measure) {
       for (const auto& b : bots) r.alive_commands += !(world->Get(b.player()).flags & game::kFlagDead);
@@ -82,7 +75,7 @@ Result RunOne(const maps::Map& map, const collision::CollisionWorld& cw, int pla
     for (size_t i = 0; i < bots.size(); ++i) {
       if (!world->ExecuteCommand(bots[i].player(), cmds[i]).ok()) std::exit(2);
     }
-    double t3 = ThreadCpuSeconds();
+    double t3 = core::ThreadCpuSeconds();
     if (measure) {
       r.world_cpu_s += t1 - t0;
       r.command_cpu_s += t3 - t2;

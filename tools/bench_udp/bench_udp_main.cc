@@ -22,11 +22,12 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <ctime>
 #include <thread>
 #include <vector>
 
 #include <cxxopts.hpp>
+
+#include "server/core/cpu_clock.h"
 
 namespace {
 
@@ -58,12 +59,6 @@ int OpenSocket(sockaddr_in* bound) {
   }
   *bound = a;
   return fd;
-}
-
-double ThreadCpuSeconds() {
-  timespec ts{};
-  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
 // Sends `count` datagrams of `bytes` to `to`; returns how many the kernel took.
@@ -151,7 +146,7 @@ int Run(const Options& o) {
   });
 
   const auto start = std::chrono::steady_clock::now();
-  const double cpu0 = ThreadCpuSeconds();
+  const double cpu0 = core::ThreadCpuSeconds();
   uint64_t sent = 0, received = 0;
   for (int64_t ms = 1;; ++ms) {
     std::this_thread::sleep_until(start + std::chrono::milliseconds(ms));
@@ -163,7 +158,7 @@ int Run(const Options& o) {
                                              o.request_bytes, o.batch));
     }
   }
-  const double cpu = ThreadCpuSeconds() - cpu0;
+  const double cpu = core::ThreadCpuSeconds() - cpu0;
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   stop = true;
   echo.join();
