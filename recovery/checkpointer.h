@@ -97,7 +97,6 @@ class Checkpointer {
   core::Status Close();
   core::Status status() const;
   CheckpointStats stats() const;
-  Algorithm algorithm() const { return algorithm_; }
 
  private:
   // Per-object latch state for cou (docs/recovery.md "Copy-on-Update protocol").

@@ -175,7 +175,6 @@ core::Status ValidateAll(Env* env, const std::string& dir, const LogScanOptions&
       prev_file = it->second;
       report->last_tick = info.last_tick;
     }
-    report->segments.push_back(info);
     if (info.records > 0 && info.last_tick > options.after_tick) loaded->push_back(std::move(seg));
   }
   return core::Status::OK();
@@ -194,7 +193,6 @@ core::Status ScanLog(Env* env, const std::string& dir, const LogScanOptions& opt
     core::Status s = ParseSegment(seg.data, seg.info.file, seg.info.number, &scratch,
                                   [&](uint64_t tick, std::string_view payload) -> core::Status {
       if (tick <= options.after_tick) return core::Status::OK();
-      ++report->records_delivered;
       return fn ? fn(tick, payload) : core::Status::OK();
     });
     if (!s.ok()) return s;

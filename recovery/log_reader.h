@@ -43,12 +43,10 @@ struct LogScanOptions {
 };
 
 struct LogScanReport {
-  std::vector<SegmentInfo> segments;  // in segment-number order
   bool truncated = false;             // a torn tail was cut (or would be, without repair_tail)
   std::string truncated_file;
   uint64_t truncated_offset = 0;
   uint64_t truncated_bytes = 0;
-  uint64_t records_delivered = 0;
   uint64_t last_tick = 0;             // highest valid tick in the log (0 if none)
 };
 

@@ -157,7 +157,7 @@ void LogWriter::Fail(const core::Status& s) {
 void LogWriter::ThreadMain() {
   const bool sync = options_.durability != Durability::kOff;
   for (;;) {
-    std::vector<Pending> batch;
+    batch_.clear();
     {
       std::unique_lock lock(mu_);
       if (options_.durability == Durability::kAsync) {
@@ -168,27 +168,29 @@ void LogWriter::ThreadMain() {
         work_cv_.wait(lock, [&] { return closing_ || !queue_.empty(); });
       }
       if (!error_.ok() || (closing_ && queue_.empty())) return;
-      batch.swap(queue_);
+      batch_.swap(queue_);  // queue_ gets the previous batch's (cleared) capacity
     }
-    if (batch.empty()) continue;
-    core::Status s = WriteBatch(&batch, sync);
+    if (batch_.empty()) continue;
+    core::Status s = WriteBatch(&batch_, sync);
     if (!s.ok()) {
       Fail(s);
       return;
     }
     std::lock_guard lock(mu_);
-    durable_tick_ = batch.back().tick;
+    durable_tick_ = batch_.back().tick;
     ++stats_.batches;
     durable_cv_.notify_all();
   }
 }
 
 core::Status LogWriter::WriteBatch(std::vector<Pending>* batch, bool sync) {
-  std::string buf;
+  std::string& buf = write_buf_;
+  buf.clear();
   uint64_t records = 0, bytes = 0, syncs = 0;
   auto flush = [&]() -> core::Status {
     if (buf.empty()) return core::Status::OK();
-    if (core::Status s = active_->Append(buf); !s.ok()) return s;
+    // At the size this thread keeps: Append would ask the file system for it first.
+    if (core::Status s = active_->PWrite(active_size_, buf); !s.ok()) return s;
     active_size_ += buf.size();
     buf.clear();
     if (sync) {

@@ -113,6 +113,8 @@ class LogWriter {
 
   // Owned by the log thread after Open.
   std::unique_ptr<File> active_;
+  std::vector<Pending> batch_;  // the batch being written (its capacity kept between batches)
+  std::string write_buf_;       // records of the batch bound for one segment
   uint64_t active_size_ = 0;
   std::thread thread_;
   bool closed_ = false;  // Close() ran (called from the owner thread only)

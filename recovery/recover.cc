@@ -60,7 +60,6 @@ core::Status Recover(const RecoverOptions& options, void* base, const RecordFn& 
   report->restore_ms = core::MsSince(t0);
 
   // Validate the log (cutting a torn tail) and replay what follows the checkpoint.
-  const Clock::time_point t1 = Clock::now();
   LogScanOptions scan;
   scan.repair_tail = options.repair_tail;
   scan.after_tick = report->checkpoint_tick;
@@ -69,7 +68,6 @@ core::Status Recover(const RecoverOptions& options, void* base, const RecordFn& 
   core::Status s = ScanLog(options.env, options.dir, scan,
                            [&](uint64_t tick, std::string_view payload) -> core::Status {
     if (!loaded) {  // the log is valid: only now touch the caller's memory
-      report->log_ms = core::MsSince(t1);
       if (report->from_checkpoint) std::memcpy(base, image.data(), image.size());
       loaded = true;
     }
@@ -77,15 +75,9 @@ core::Status Recover(const RecoverOptions& options, void* base, const RecordFn& 
     ++report->records_replayed;
     return replay(tick, payload);
   }, &log);
-  if (!loaded) {
-    report->log_ms = core::MsSince(t1);
-    if (s.ok() && report->from_checkpoint) std::memcpy(base, image.data(), image.size());
-  }
+  if (!loaded && s.ok() && report->from_checkpoint) std::memcpy(base, image.data(), image.size());
   if (log.truncated) {
     report->truncated_tail = true;
-    report->truncated_file = log.truncated_file;
-    report->truncated_offset = log.truncated_offset;
-    report->truncated_bytes = log.truncated_bytes;
     report->notes.push_back(std::string(options.repair_tail ? "cut" : "found") + " a torn tail of " +
                             std::to_string(log.truncated_bytes) + " bytes at offset " +
                             std::to_string(log.truncated_offset) + " of " + log.truncated_file);

@@ -33,13 +33,9 @@ struct RecoveryReport {
   uint64_t checkpoint_tick = 0;  // state after load is the state after this tick (0: initial)
   uint64_t records_replayed = 0;
   uint64_t last_tick = 0;        // state after replay is the state after this tick
-  bool truncated_tail = false;
-  std::string truncated_file;
-  uint64_t truncated_offset = 0;
-  uint64_t truncated_bytes = 0;
+  bool truncated_tail = false;     // a torn log tail was cut (or found); notes say where
   std::vector<std::string> notes;  // backups that were skipped and why, the tail that was cut
   double restore_ms = 0;           // reading + verifying + copying the image
-  double log_ms = 0;               // reading + validating the log (replay time excluded)
 };
 
 // Loads into base (object_count * object_size bytes) and calls replay(tick, payload) for each

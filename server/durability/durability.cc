@@ -118,12 +118,8 @@ core::Status Durability::Recover(RecoveryReport* report) {
   report->restore_ms = rr.restore_ms + relink_ms;
   report->replay_ms = replay_ms;
   report->state_hash = world_->StateHash();
-  report->torn_tail_cut = rr.truncated_tail;
-  if (rr.truncated_tail) {
-    report->torn_tail = rr.truncated_file + " offset " + std::to_string(rr.truncated_offset) +
-                        ", " + std::to_string(rr.truncated_bytes) + " bytes";
-  }
-  last_tick_ = rr.last_tick;
+  report->torn_tail_cut = rr.truncated_tail;  // where: in report->notes
+  recovered_tick_ = rr.last_tick;
   return core::Status::OK();
 }
 
@@ -134,7 +130,7 @@ core::Status Durability::OpenWriters() {
   lo.durability = options_.durability;
   lo.async_flush_ms = options_.async_flush_ms;
   lo.segment_bytes = options_.segment_bytes;
-  lo.next_tick = last_tick_ + 1;
+  lo.next_tick = recovered_tick_ + 1;
   core::Status s = recovery::LogWriter::Open(lo, &log_);
   if (!s.ok()) return s;
 
@@ -149,7 +145,7 @@ core::Status Durability::OpenWriters() {
   co.on_commit = [log](uint64_t, uint64_t oldest_backup_tick) {
     return log->RemoveObsoleteSegments(oldest_backup_tick);
   };
-  s = recovery::Checkpointer::Open(co, world_->MutableStateBytesForRestore().data(), last_tick_,
+  s = recovery::Checkpointer::Open(co, world_->MutableStateBytesForRestore().data(), recovered_tick_,
                                    &checkpointer_);
   if (!s.ok()) return s;
 
@@ -160,9 +156,14 @@ core::Status Durability::OpenWriters() {
                                    std::strerror(errno));
     }
   }
-  recovery::Checkpointer* ckpt = checkpointer_.get();
-  world_->set_write_hook(
-      [ckpt](int object_id) { ckpt->OnUpdate(static_cast<uint32_t>(object_id)); });
+  // Only the algorithms that track writes need to hear of them; for naive and none the hook
+  // would be an indirect call per write that does nothing.
+  if (options_.algorithm == recovery::Algorithm::kCou ||
+      options_.algorithm == recovery::Algorithm::kPingPong) {
+    recovery::Checkpointer* ckpt = checkpointer_.get();
+    world_->set_write_hook(
+        [ckpt](int object_id) { ckpt->OnUpdate(static_cast<uint32_t>(object_id)); });
+  }
   return core::Status::OK();
 }
 
@@ -193,12 +194,7 @@ core::Status Durability::WaitDurable(uint64_t tick) {
 }
 
 core::Status Durability::TickBoundary(uint64_t tick) {
-  const Clock::time_point t0 = Clock::now();
-  core::Status s = checkpointer_->TickBoundary(tick);
-  const double ms = core::MsSince(t0);
-  std::lock_guard lock(stats_mu_);
-  boundary_ms_total_ += ms;
-  return s;
+  return checkpointer_->TickBoundary(tick);  // which times its own pause (CheckpointStats)
 }
 
 core::Status Durability::WaitCheckpointIdle() { return checkpointer_->WaitIdle(); }
@@ -219,7 +215,6 @@ DurabilityStats Durability::stats() const {
   st.log_append_ms_total = log_append_ms_total_;
   st.wait_durable_ms_total = wait_durable_ms_total_;
   st.wait_durable_ms_max = wait_durable_ms_max_;
-  st.boundary_ms_total = boundary_ms_total_;
   return st;
 }
 

@@ -3,7 +3,7 @@
 // through ApplyTick); then, per tick, it logs the tick's record, lets the frame wait for it to be
 // durable, and runs the checkpointer at tick boundaries (its hook is the World's write hook).
 //
-// Per tick t (log ticks are consecutive, one per server frame, starting at last_tick() + 1):
+// Per tick t (log ticks are consecutive, one per server frame, starting at recovered_tick() + 1):
 //   world part + request phase           (ApplyLeave/ApplyJoin/ApplyWorldPhase, commands)
 //   EndOfRequests(t, record)             master, no command running: log the record
 //   WaitDurable(t)                       sync mode: before any reply reflecting tick t leaves
@@ -60,8 +60,7 @@ struct RecoveryReport {
   double replay_ms = 0;          // decode + ApplyTick of every replayed tick
   double total_ms = 0;           // the whole Open
   uint64_t state_hash = 0;       // World::StateHash after recovery
-  bool torn_tail_cut = false;
-  std::string torn_tail;         // "<file> offset N, B bytes" if a torn tail was cut
+  bool torn_tail_cut = false;    // where it was: in notes
   std::vector<std::string> notes;  // backups skipped and why, the tail that was cut
 };
 
@@ -73,7 +72,6 @@ struct DurabilityStats {
   double log_append_ms_total = 0;   // inside EndOfRequests (encode, hash line, queue)
   double wait_durable_ms_total = 0;
   double wait_durable_ms_max = 0;
-  double boundary_ms_total = 0;     // inside TickBoundary (the checkpoint's synchronous pause)
 };
 
 class Durability {
@@ -87,10 +85,11 @@ class Durability {
   Durability(const Durability&) = delete;
   Durability& operator=(const Durability&) = delete;
 
-  // The log tick of the recovered (or initial) state; the next record is last_tick() + 1.
-  uint64_t last_tick() const { return last_tick_; }
+  // The log tick of the recovered (or initial) state, fixed after Open: the first record logged
+  // is recovered_tick() + 1.
+  uint64_t recovered_tick() const { return recovered_tick_; }
 
-  // Logs tick `tick` (must be last_tick() + 1). Call when the tick's commands have all run and
+  // Logs tick `tick` (recovered_tick() + 1 first, then consecutive). Call when the tick's commands have all run and
   // none is running. Returns the log's sticky error.
   core::Status EndOfRequests(uint64_t tick, const TickRecord& record);
   // Blocks until tick is durable in the configured mode (sync: fdatasync'ed; async and off
@@ -105,7 +104,6 @@ class Durability {
   // OK, or the first sticky error of the log or the checkpointer.
   core::Status status() const;
   DurabilityStats stats() const;
-  const DurabilityOptions& options() const { return options_; }
 
   // Stops the checkpointer (waiting for a checkpoint in flight), flushes and closes the log,
   // removes the write hook. Idempotent.
@@ -118,7 +116,7 @@ class Durability {
 
   const DurabilityOptions options_;
   game::World* const world_;
-  uint64_t last_tick_ = 0;
+  uint64_t recovered_tick_ = 0;
   std::unique_ptr<recovery::LogWriter> log_;
   std::unique_ptr<recovery::Checkpointer> checkpointer_;
   std::FILE* hash_log_ = nullptr;
@@ -131,7 +129,6 @@ class Durability {
   double log_append_ms_total_ = 0;     // GUARDED_BY(stats_mu_)
   double wait_durable_ms_total_ = 0;   // GUARDED_BY(stats_mu_)
   double wait_durable_ms_max_ = 0;     // GUARDED_BY(stats_mu_)
-  double boundary_ms_total_ = 0;       // GUARDED_BY(stats_mu_)
 };
 
 }  // namespace durability

@@ -50,7 +50,7 @@ class Driver {
   Driver(game::World* world, Durability* dur) : world_(world), dur_(dur), recorder_(1) {}
 
   core::Status Tick() {
-    const uint64_t tick = dur_->last_tick() + ++ran_;
+    const uint64_t tick = dur_->recovered_tick() + ++ran_;
     TickRecord r;
     if (bots_.size() < 8) {
       const int k = static_cast<int>(bots_.size());
@@ -93,7 +93,7 @@ TEST_CASE("a fresh directory starts at tick 0, and reopening it recovers every t
     std::unique_ptr<Durability> dur;
     REQUIRE(Durability::Open(Options(&env, a), live.world.get(), &rep, &dur).ok());
     CHECK_FALSE(rep.found_state);
-    CHECK(dur->last_tick() == 0);
+    CHECK(dur->recovered_tick() == 0);
     CHECK(env.FileExists(std::string(kDir) + "/world.id"));
     Driver driver(live.world.get(), dur.get());
     for (int t = 0; t < 25; ++t) REQUIRE(driver.Tick().ok());
@@ -113,7 +113,7 @@ TEST_CASE("a fresh directory starts at tick 0, and reopening it recovers every t
     CHECK(rep.from_checkpoint == (a != recovery::Algorithm::kNone));
     CHECK(rep.state_hash == driver.hash_at(25));
     CHECK(back.world->StateHash() == live.world->StateHash());
-    CHECK(dur->last_tick() == 25);
+    CHECK(dur->recovered_tick() == 25);
   }
 }
 

@@ -36,7 +36,6 @@ class TickRecorder {
   void MergeInto(TickRecord* record);
 
   // Sequence numbers taken so far (they never restart; a gap means nothing).
-  uint64_t sequences_taken() const { return next_seq_.load(std::memory_order_relaxed); }
 
  private:
   struct alignas(64) Buffer {  // one cache line apart: threads never share a line

@@ -610,7 +610,7 @@ core::Status Server::OpenDurability() {
                  options_.data_dir, recovery::AlgorithmName(options_.checkpoint),
                  recovery::DurabilityName(options_.durability));
   }
-  log_tick_ = durability_->last_tick();
+  log_tick_ = durability_->recovered_tick();
   recorder_ = std::make_unique<durability::TickRecorder>(options_.threads);
   shared_.recorder = recorder_.get();
   // Players online at the crash have no session now: the first frame logs their leaves.

@@ -70,7 +70,7 @@ class Game {
   // Returns the log's or checkpointer's error; thread errors are collected in *errors.
   core::Status Frame(Process* p, std::vector<std::string>* errors, Stop stop = kComplete) {
     game::World* w = p->world.world.get();
-    const uint64_t tick = p->dur->last_tick() + ++frames_in_process_;
+    const uint64_t tick = p->dur->recovered_tick() + ++frames_in_process_;
     TickRecord record;
     WorldPart(w, tick, &record);
     std::vector<TickCommand> cmds;
@@ -167,7 +167,7 @@ void CrashAndRecoverCycles(const RunConfig& rc) {
       if (f == 8) REQUIRE(proc.dur->WaitCheckpointIdle().ok());
     }
     REQUIRE(errors.empty());
-    const uint64_t appended = proc.dur->last_tick() + static_cast<uint64_t>(frames) -
+    const uint64_t appended = proc.dur->recovered_tick() + static_cast<uint64_t>(frames) -
                               (stop == Game::kAfterCommands ? 1 : 0);
     const uint64_t durable_before = proc.dur->durable_tick();
     if (rc.mode == recovery::Durability::kSync) REQUIRE(durable_before >= appended - 1);
