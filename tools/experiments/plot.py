@@ -7,7 +7,8 @@
       response_time.png  mean and p99 response ms against players              (Fig. 5c)
       lock_wait.png      lock and wait share of thread time against players
   plot.py ckpt ckpt.csv --out out/figs
-      ckpt_overhead.png  checkpoint overhead per tick against updates per tick, per algorithm
+      ckpt_overhead.png  checkpoint overhead per tick against updates per tick and against skew,
+                         per algorithm (ckpt.csv: aftershock-ckpt-bench --csv > ckpt.csv)
 
 One figure set per (locking, frame mode, map) found in the table. Runs under Debian's python3
 (python3-matplotlib), hence the /usr/bin/python3 shebang.
@@ -124,25 +125,37 @@ def cmd_sweep(args):
 
 
 def cmd_ckpt(args):
+    """aftershock-ckpt-bench --csv output: its first line is a '# state ...' comment; its rows are
+    an updates sweep at one skew, then a skew sweep at one updates count."""
     with open(args.table, newline="") as f:
-        rows = list(csv.DictReader(f))
+        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
     if not rows:
-        sys.exit(f"plot.py: {args.table} is empty")
+        sys.exit(f"plot.py: {args.table} has no rows")
     os.makedirs(args.out, exist_ok=True)
-    skews = sorted({r["skew"] for r in rows}, key=float)
-    fig, axes = plt.subplots(1, len(skews), figsize=(5 * len(skews), 4), squeeze=False)
-    for ax, skew in zip(axes[0], skews):
-        by_alg = collections.defaultdict(list)
+
+    def sweep_of(fixed, varying):
+        # The value of `fixed` shared by the most distinct values of `varying`: that sweep's rows.
+        spread = collections.defaultdict(set)
         for r in rows:
-            if r["skew"] == skew:
-                by_alg[r["algorithm"]].append((int(r["updates_per_tick"]), float(r["overhead_ms_per_tick"])))
+            spread[r[fixed]].add(r[varying])
+        at = max(spread, key=lambda k: len(spread[k]))
+        return at, [r for r in rows if r[fixed] == at]
+
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4), squeeze=False)
+    panels = (("skew", "updates", "updates per tick", True), ("updates", "skew", "Zipf skew", False))
+    for ax, (fixed, varying, xlabel, log_x) in zip(axes[0], panels):
+        at, sweep = sweep_of(fixed, varying)
+        by_alg = collections.defaultdict(list)
+        for r in sweep:
+            by_alg[r["algorithm"]].append((float(r[varying]), float(r["overhead_ms"])))
         for alg, pts in sorted(by_alg.items()):
             pts.sort()
             ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=alg)
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("updates per tick")
+        if log_x:
+            ax.set_xscale("log", base=2)
+        ax.set_xlabel(xlabel)
         ax.set_ylabel("overhead per tick (ms)")
-        ax.set_title(f"Zipf skew {skew}")
+        ax.set_title(f"{fixed} {at}")
         ax.grid(alpha=0.3)
         ax.legend(fontsize=8)
     fig.tight_layout()
