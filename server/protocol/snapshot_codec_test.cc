@@ -299,7 +299,16 @@ TEST_CASE("malformed snapshots are rejected", "[snapshot][validation]") {
   CHECK_FALSE(patched([](auto& b) { PutU16(b, kEntriesAt, kMaxEntityId + 1); }).ok());
   CHECK_FALSE(patched([](auto& b) { PutU16(b, kEntriesAt, 8); }).ok());  // ids not ascending
   CHECK_FALSE(patched([](auto& b) { b[kEntriesAt - 1] = 65; }).ok());    // entry count > 64
-  CHECK_FALSE(patched([](auto& b) { b[kEntriesAt - 2] = 1; }).ok());     // removal, no baseline
+  {  // a removal in a full snapshot (no baseline): one removal of id 99, the packet otherwise
+     // intact, so only that rule can refuse it
+    const core::Status st = patched([](auto& b) {
+      b[kEntriesAt - 2] = 1;
+      const uint8_t id99[2] = {99, 0};
+      b.insert(b.begin() + (kEntriesAt - 1), id99, id99 + 2);
+    });
+    CHECK_FALSE(st.ok());
+    CHECK(st.message().find("removed id 99 is not in the baseline") != std::string::npos);
+  }
   CHECK_FALSE(patched([](auto& b) { b[5] = 10; }).ok());                 // baseline == id
   // Decoding the same snapshot twice: the second is stale.
   SnapshotDecoder decoder;
