@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "tests/bots/subprocess.h"
+#include "tests/server/mini_json.h"
 
 using testing_util::ReadFile;
 using testing_util::Subprocess;
@@ -28,18 +29,13 @@ std::string TempPath(const std::string& name) {
   return "/tmp/as_bots_test_" + std::to_string(::getpid()) + "_" + name;
 }
 
-// The number after "key": in a flat or one-level JSON object; `within` names the enclosing
-// object key ("" = top level). NaN if absent.
+// The number at `key` of the summary, or of its object `within` ("" = top level); NaN if the
+// key is absent. The summary must be valid JSON (ParseJson throws otherwise: the case fails).
 double JsonNumber(const std::string& json, const std::string& key, const std::string& within = "") {
-  size_t from = 0;
-  if (!within.empty()) {
-    from = json.find("\"" + within + "\"");
-    if (from == std::string::npos) return NAN;
-  }
-  const std::string needle = "\"" + key + "\": ";
-  const size_t at = json.find(needle, from);
-  if (at == std::string::npos) return NAN;
-  return std::strtod(json.c_str() + at + needle.size(), nullptr);
+  const svtest::Json top = svtest::ParseJson(json);
+  if (!within.empty() && !top.Has(within)) return NAN;
+  const svtest::Json& obj = within.empty() ? top : top[within];
+  return obj.Has(key) ? obj[key].number : NAN;
 }
 
 // A server on `port` with no memory of earlier runs; killed when the object goes.

@@ -58,6 +58,10 @@ void Subprocess::Kill(int sig) {
   pid_ = -1;
 }
 
+void Subprocess::Signal(int sig) {
+  if (pid_ > 0) ::kill(pid_, sig);
+}
+
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
   std::stringstream ss;

@@ -24,6 +24,8 @@ class Subprocess {
   int Wait(double timeout_s);
   // Sends `sig` (SIGKILL to simulate a crash, SIGTERM for a clean stop) and reaps the child.
   void Kill(int sig);
+  // Sends `sig` only; Wait() then reports how the child ended.
+  void Signal(int sig);
 
  private:
   pid_t pid_ = -1;

@@ -4,52 +4,30 @@
 #include <catch2/catch.hpp>
 
 #include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
+#include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "tests/bots/subprocess.h"
 #include "tests/server/mini_json.h"
 #include "tests/server/play_harness.h"
 #include "tests/server/test_client.h"
 
 namespace {
 
-pid_t Spawn(const std::vector<std::string>& args, bool quiet) {
-  const pid_t pid = fork();
-  if (pid == 0) {
-    if (quiet) {
-      FILE* null = std::fopen("/dev/null", "w");
-      if (null) {
-        dup2(fileno(null), 1);
-        dup2(fileno(null), 2);
-      }
-    }
-    std::vector<char*> argv;
-    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    execv(AS_SERVER_BIN, argv.data());
-    _exit(127);
-  }
-  return pid;
-}
+using testing_util::ReadFile;
+using testing_util::Subprocess;
 
-int WaitExit(pid_t pid, int timeout_s) {
-  for (int i = 0; i < timeout_s * 100; ++i) {
-    int status = 0;
-    if (waitpid(pid, &status, WNOHANG) == pid) return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  kill(pid, SIGKILL);
-  waitpid(pid, nullptr, 0);
-  return -2;
+// The server binary with `args`, its output discarded.
+std::unique_ptr<Subprocess> Spawn(std::vector<std::string> args) {
+  args.insert(args.begin(), AS_SERVER_BIN);
+  return std::make_unique<Subprocess>(args, "/dev/null", "/dev/null");
 }
 
 bool WaitServerUp(uint16_t port) {
@@ -62,13 +40,6 @@ bool WaitServerUp(uint16_t port) {
     }
   }
   return false;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
 }
 
 void CheckStats(const svtest::Json& j, int threads) {
@@ -96,10 +67,10 @@ void CheckStats(const svtest::Json& j, int threads) {
 }  // namespace
 
 TEST_CASE("bad flags exit 2 with the help text") {
-  CHECK(WaitExit(Spawn({AS_SERVER_BIN, "--locking", "bogus"}, true), 10) == 2);
-  CHECK(WaitExit(Spawn({AS_SERVER_BIN, "--no-such-flag"}, true), 10) == 2);
-  CHECK(WaitExit(Spawn({AS_SERVER_BIN, "--threads", "0"}, true), 10) == 2);
-  CHECK(WaitExit(Spawn({AS_SERVER_BIN, "--help"}, true), 10) == 0);
+  CHECK(Spawn({"--locking", "bogus"})->Wait(10) == 2);
+  CHECK(Spawn({"--no-such-flag"})->Wait(10) == 2);
+  CHECK(Spawn({"--threads", "0"})->Wait(10) == 2);
+  CHECK(Spawn({"--help"})->Wait(10) == 0);
 }
 
 TEST_CASE("a --duration run with clients exits 0 and writes valid stats") {
@@ -108,16 +79,15 @@ TEST_CASE("a --duration run with clients exits 0 and writes valid stats") {
   std::remove(stats.c_str());
   const std::string data = "/tmp/aftershock_binary_test_" + std::to_string(getpid()) + ".data";
   std::filesystem::remove_all(data);
-  const pid_t pid = Spawn({AS_SERVER_BIN, "--port", std::to_string(port), "--bind", "127.0.0.1",
-                           "--threads", "2", "--duration", "4", "--stats-out", stats,
-                           "--stats-interval", "1", "--log-level", "warn", "--data-dir", data},
-                          true);
+  auto server = Spawn({"--port", std::to_string(port), "--bind", "127.0.0.1", "--threads", "2",
+                       "--duration", "4", "--stats-out", stats, "--stats-interval", "1",
+                       "--log-level", "warn", "--data-dir", data});
   REQUIRE(WaitServerUp(port));
   svtest::PlayResult r = svtest::Play(port, 6, "bin", 1500, 1500, 5);
   INFO(r.join_error);
   CHECK(r.joined == 6);
   CHECK(r.all_replied());
-  REQUIRE(WaitExit(pid, 20) == 0);
+  REQUIRE(server->Wait(20) == 0);
   const svtest::Json j = svtest::ParseJson(ReadFile(stats));
   CheckStats(j, 2);
   CHECK(j["requests"].number > 0);
@@ -132,14 +102,13 @@ TEST_CASE("SIGTERM shuts the server down cleanly with stats written") {
   const uint16_t port = 28620;
   const std::string stats = "/tmp/aftershock_sigterm_test_" + std::to_string(getpid()) + ".json";
   std::remove(stats.c_str());
-  const pid_t pid = Spawn({AS_SERVER_BIN, "--port", std::to_string(port), "--bind", "127.0.0.1",
-                           "--threads", "1", "--locking", "sequential", "--stats-out", stats,
-                           "--log-level", "warn", "--data-dir", ""},
-                          true);
+  auto server = Spawn({"--port", std::to_string(port), "--bind", "127.0.0.1", "--threads", "1",
+                       "--locking", "sequential", "--stats-out", stats, "--log-level", "warn",
+                       "--data-dir", ""});
   REQUIRE(WaitServerUp(port));
   std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  kill(pid, SIGTERM);
-  REQUIRE(WaitExit(pid, 10) == 0);
+  server->Signal(SIGTERM);
+  REQUIRE(server->Wait(10) == 0);
   CheckStats(svtest::ParseJson(ReadFile(stats)), 1);
   std::remove(stats.c_str());
 }
