@@ -26,8 +26,8 @@ namespace bots {
 namespace {
 
 constexpr uint64_t kStepTimeoutMs = 5000;    // each join step (challenge, connect, Welcome)
-// The lobby answers within a frame or two; one that has not answered by then has lost the request
-// (seen about once in 30 joins against the current server), so ask again rather than wait.
+// The lobby answers within a frame or two; one that has not answered by then has lost the
+// request (it happened in early bot runs), so ask again rather than wait out kStepTimeoutMs.
 constexpr uint64_t kLobbyAnswerMs = 1500;
 constexpr uint64_t kBackoffBaseMs = 100;
 constexpr uint64_t kBackoffCapMs = 2000;

@@ -1,7 +1,6 @@
 // Bot behaviours: waypoint extraction from the map, perception from snapshots, and steering.
 //
-// Steering is deliberately simple (a bot costs a few hundred nanoseconds per command): face the
-// goal, run, strafe now and then, jump now and then. Being stuck is detected from the bot's own
+// Steering is deliberately simple (a few float operations per command): face the goal, run, strafe now and then, jump now and then. Being stuck is detected from the bot's own
 // position feedback (moved < kStuckUnits in kStuckCheckMs while trying to run): the bot jumps and
 // picks another goal, which is what keeps a wall-blind walk from pinning itself in a corner.
 // Teleporters and jump pads are ordinary waypoints: walking into their trigger is enough.

@@ -73,7 +73,6 @@ class TimerWheel {
   }
 
   // The cursor: every timer due before it has fired.
-  uint64_t cursor_ms() const { return cursor_ms_; }
 
  private:
   void Unlink(uint32_t id) {
