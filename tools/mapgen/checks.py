@@ -3,31 +3,26 @@
 # under it and no trigger or liquid around it; jump pads really reach their ledge.
 import itertools
 
-from mapdoc import PadApex, SPAWN_LIFT
+from brushes import Cross, Dot
+from mapdoc import HullBox, PadApex, SPAWN_LIFT
 
 EPS = 1e-6
 BUCKET = 512
 
 
 def _Plane(face):
-    p0, p1, p2 = face.points
-    a = [p0[i] - p1[i] for i in range(3)]
-    b = [p2[i] - p1[i] for i in range(3)]
-    n = [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
-    length = sum(c * c for c in n) ** 0.5
+    n = face.Normal()
+    length = Dot(n, n) ** 0.5
     if length == 0:
         return None
     n = [c / length for c in n]
-    return n, sum(n[i] * p1[i] for i in range(3))
+    return n, Dot(n, face.points[1])
 
 
 def _Intersect(p1, p2, p3):
     (n1, d1), (n2, d2), (n3, d3) = p1, p2, p3
-
-    def Cr(a, b):
-        return [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
-    c23, c31, c12 = Cr(n2, n3), Cr(n3, n1), Cr(n1, n2)
-    det = sum(n1[i] * c23[i] for i in range(3))
+    c23, c31, c12 = Cross(n2, n3), Cross(n3, n1), Cross(n1, n2)
+    det = Dot(n1, c23)
     if abs(det) < EPS:
         return None
     return [(d1 * c23[i] + d2 * c31[i] + d3 * c12[i]) / det for i in range(3)]
@@ -103,7 +98,7 @@ def _CheckSpot(what, x, y, floor, solids, nonsolids, need_clear_of_triggers):
                           (what, x, y, floor + SPAWN_LIFT, cx, cy))
             break
     if need_clear_of_triggers:
-        hull = (x - 16, y - 16, floor + 1, x + 16, y + 16, floor + 57)
+        hull = HullBox(x, y, floor)
         for b, kind in nonsolids.Query(hull):
             if _Overlap(hull, b):
                 errors.append("%s at (%d %d %d): inside a %s" %

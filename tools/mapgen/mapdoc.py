@@ -4,18 +4,21 @@ import math
 
 from brushes import BoxBrush, VoxelBuilder, WriteMap
 
-PLAYER_MINS = (-16, -16, -24)
-PLAYER_MAXS = (16, 16, 32)
 SPAWN_LIFT = 25          # origin z = floor + 24 (hull bottom on the floor) + 1
 GRAVITY = 800            # units/s^2, Quake sv_gravity
 PAD_TRIGGER_HEIGHT = 32  # jump pad triggers span floor .. floor + 32
+
+
+def HullBox(x, y, floor):
+    """The player hull (32 x 32 x 56) standing 1 unit above `floor` at (x, y): min and max corners."""
+    return (x - 16, y - 16, floor + 1, x + 16, y + 16, floor + 57)
 
 
 def PadSpeed(rise):
     """trigger_push speed (units/s, multiple of 50) that lifts the hull bottom at least 48 units
     above a ledge `rise` units over the pad's floor, after leaving the trigger's top."""
     speed = 50
-    while PAD_TRIGGER_HEIGHT + speed * speed / (2 * GRAVITY) < rise + 48:
+    while PadApex(speed) < rise + 48:
         speed += 50
     return speed
 

@@ -4,6 +4,7 @@
 from collections import deque
 
 from checks import _Index, _Overlap
+from mapdoc import HullBox
 
 STEP_UP = 18
 
@@ -29,10 +30,6 @@ def _Clear(spans, z_lo, z_hi):
     return not any(lo < z_hi and hi > z_lo for lo, hi in spans)
 
 
-def _Hull(x, y, z):
-    return (x - 16, y - 16, z + 1, x + 16, y + 16, z + 57)
-
-
 def _Build(doc, grid):
     cols = _Columns(doc, grid)
     nodes = [(x, y, z) for (x, y), (stands, _) in sorted(cols.items()) for z in stands]
@@ -42,7 +39,7 @@ def _Build(doc, grid):
     for i, (x, y, z) in enumerate(nodes):
         limit = z + STEP_UP
         for lq in liquids:
-            if _Overlap(_Hull(x, y, z), lq):
+            if _Overlap(HullBox(x, y, z), lq):
                 limit = max(limit, lq[5] + 24)
         for nx, ny in ((x + grid, y), (x - grid, y), (x, y + grid), (x, y - grid)):
             if (nx, ny) not in cols:
@@ -59,15 +56,15 @@ def _Build(doc, grid):
         by_xy.setdefault((x, y), []).append(i)
     for box, ledge_z, _ in doc.pads:
         near = (box[0] - 112, box[1] - 112, ledge_z, box[3] + 112, box[4] + 112, ledge_z + 2)
-        ledge = [i for i, n in enumerate(nodes) if n[2] == ledge_z and _Overlap(_Hull(*n), near)]
+        ledge = [i for i, n in enumerate(nodes) if n[2] == ledge_z and _Overlap(HullBox(*n), near)]
         for i, n in enumerate(nodes):
-            if _Overlap(_Hull(*n), box):
+            if _Overlap(HullBox(*n), box):
                 edges[i] += ledge
     for box, dest in doc.teleports:
         dx, dy, dz = doc.dests[dest]
         target = index.get((dx, dy, dz))
         for i, n in enumerate(nodes):
-            if target is not None and _Overlap(_Hull(*n), box):
+            if target is not None and _Overlap(HullBox(*n), box):
                 edges[i].append(target)
     return nodes, index, edges
 
