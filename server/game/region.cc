@@ -1,5 +1,10 @@
-// Region's box helpers.
+// Region's box helpers and the leaves under a region.
 #include "server/game/region.h"
+
+#include <algorithm>
+#include <iterator>
+
+#include "server/areanode/areanode_tree.h"
 
 namespace game {
 
@@ -18,6 +23,26 @@ bool Region::Covers(const Bounds& box) const {
     if (teleport_boxes[i].Contains(box)) return true;
   }
   return action != ActionKind::kNone && action_box.Contains(box);
+}
+
+void RegionLeaves(const Region& region, const areanode::AreanodeTree& tree, bool optimized,
+                  std::vector<int>* out, std::vector<int>* box_leaves, std::vector<int>* merged) {
+  out->clear();
+  if (region.NeedsWholeMap(optimized)) {
+    for (int l = 0; l < tree.leaf_count(); ++l) out->push_back(l);
+    return;
+  }
+  // In the conservative scheme a long-range action already forced the whole map above, so the
+  // boxes here are the move box and teleport boxes (plus the action box when optimized).
+  Bounds boxes[kMaxRegionBoxes];
+  const int n = region.LockBoxes(boxes);
+  for (int i = 0; i < n; ++i) {
+    tree.LeavesTouching(boxes[i], box_leaves);  // ascending, unique
+    merged->clear();
+    std::set_union(out->begin(), out->end(), box_leaves->begin(), box_leaves->end(),
+                   std::back_inserter(*merged));
+    out->swap(*merged);
+  }
 }
 
 }  // namespace game

@@ -4,8 +4,13 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "server/core/bounds.h"
+
+namespace areanode {
+class AreanodeTree;
+}  // namespace areanode
 
 namespace game {
 
@@ -44,5 +49,12 @@ struct Region {
   // True if `box` lies inside one declared box (optimized form), or the region is whole-map.
   bool Covers(const Bounds& box) const;
 };
+
+// The leaves a lock scheme must hold for `region`: every leaf when NeedsWholeMap(optimized), else
+// the leaves touching LockBoxes(). Replaces *out with them, ascending and unique. `box_leaves`
+// and `merged` are caller-owned scratch, so a caller that keeps them allocates nothing. Shared by
+// the server (sv::RegionLocker) and the tests' locking (region_lock_test_util.h).
+void RegionLeaves(const Region& region, const areanode::AreanodeTree& tree, bool optimized,
+                  std::vector<int>* out, std::vector<int>* box_leaves, std::vector<int>* merged);
 
 }  // namespace game

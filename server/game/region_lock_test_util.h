@@ -1,5 +1,6 @@
 // The leaf-locking protocol of World::RegionOf, for tests that run commands on several threads
-// (the server's own implementation is sv::RegionLocker). Test support only (as_game_test_util).
+// (the server's own implementation is sv::RegionLocker; both take their leaves from
+// game::RegionLeaves). Test support only (as_game_test_util).
 #pragma once
 
 #include <vector>

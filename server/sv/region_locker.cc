@@ -14,22 +14,7 @@ RegionLocker::RegionLocker(areanode::AreanodeTree* tree, bool optimized)
     : tree_(tree), optimized_(optimized), frame_counts_(tree->leaf_count(), 0) {}
 
 void RegionLocker::LeavesFor(const game::Region& region, std::vector<int>* out) {
-  out->clear();
-  if (region.NeedsWholeMap(optimized_)) {
-    for (int l = 0; l < tree_->leaf_count(); ++l) out->push_back(l);
-    return;
-  }
-  // In the conservative scheme a long-range action already forced the whole map above, so the
-  // boxes here are the move box and teleport boxes (plus the action box when optimized).
-  core::Bounds boxes[game::kMaxRegionBoxes];
-  const int n = region.LockBoxes(boxes);
-  for (int i = 0; i < n; ++i) {
-    tree_->LeavesTouching(boxes[i], &scratch_);
-    merged_.clear();
-    std::set_union(out->begin(), out->end(), scratch_.begin(), scratch_.end(),
-                   std::back_inserter(merged_));
-    out->swap(merged_);
-  }
+  game::RegionLeaves(region, *tree_, optimized_, out, &scratch_, &merged_);
 }
 
 void RegionLocker::Acquire(int leaf, bool blocking_ok, bool* ok) {

@@ -21,7 +21,7 @@ class RegionLocker {
   // rather than the conservative areanode scheme (whole map for every long-range action).
   RegionLocker(areanode::AreanodeTree* tree, bool optimized);
 
-  // The leaves the scheme locks for `region`, ascending, into *out.
+  // The leaves the scheme locks for `region`, ascending, into *out (game::RegionLeaves).
   void LeavesFor(const game::Region& region, std::vector<int>* out);
   // The leaves a box touches, ascending.
   void LeavesForBox(const core::Bounds& box, std::vector<int>* out) const {
