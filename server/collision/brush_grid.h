@@ -24,11 +24,6 @@ class BrushGrid {
   template <class Visit>
   void Query(const core::Bounds& box, Visit&& visit) const;
 
-  float cell_units() const { return cell_units_; }
-  int cells_x() const { return cells_x_; }
-  int cells_y() const { return cells_y_; }
-  size_t num_entries() const { return ids_.size(); }
-
  private:
   int CellX(float x) const;
   int CellY(float y) const;

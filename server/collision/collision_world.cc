@@ -15,7 +15,8 @@ namespace collision {
 namespace {
 
 // Starts closer than this (units) to a brush skip the GJK cast. Below ~0.1 the cast misses the
-// contact of a box standing on a ramp and walking uphill (2% of walk moves on dm_arena).
+// contact of a box standing on a ramp and walking uphill (seen on dm_arena's ramps when this was
+// written; no test measures how often).
 constexpr float kBulletClearStart = 0.1f;
 
 // One brush as the narrow phase sees it: its clip planes are planes_[first_plane..+num_planes).

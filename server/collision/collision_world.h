@@ -46,8 +46,9 @@ struct Trace {
 enum class Narrowphase {
   kBrushPlanes,  // exact plane clipping against brush + bevel planes (default, fastest)
   // Bullet GJK cast (btSubsimplexConvexCast) of a btBoxShape vs a btConvexHullShape per brush.
-  // For measurement only: slower, and GJK misses a few contacts (on dm_arena about 1 in 4000
-  // walk moves ends inside a wall), so the game must not use it.
+  // For measurement only: slower, and GJK misses a few contacts (when it was added, 46 of 200,000
+  // random walk moves on dm_arena ended inside a wall, none with kBrushPlanes; a one-off check
+  // that no test or tool repeats), so the game must not use it.
   kBulletHull,
 };
 

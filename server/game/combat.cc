@@ -13,16 +13,12 @@ namespace game {
 
 namespace {
 
-Vec3 Eye(const Edict& p) { return p.origin + Vec3{0, 0, kEyeHeight}; }
-
 Bounds SegmentBox(Vec3 a, Vec3 b) {
   Bounds box = Bounds::Empty();
   box.Add(a);
   box.Add(b);
   return box;
 }
-
-Vec3 Center(const Edict& e) { return e.origin + (e.mins + e.maxs) * 0.5f; }
 
 // Distance from p to the closest point of box.
 float DistanceToBox(Vec3 p, const Bounds& box) {
@@ -31,10 +27,6 @@ float DistanceToBox(Vec3 p, const Bounds& box) {
     d[i] = std::max({box.mins[i] - p[i], 0.0f, p[i] - box.maxs[i]});
   }
   return Length(d);
-}
-
-void ClampVelocity(Vec3* v) {
-  for (int i = 0; i < 3; ++i) (*v)[i] = std::clamp((*v)[i], -kMaxVelocity, kMaxVelocity);
 }
 
 }  // namespace
@@ -50,14 +42,12 @@ void World::Fire(EntityId player, int weapon) {
     default: break;
   }
   Edict& after = Mut(player);
-  if ((after.flags & kFlagDead) || !((weapon == kWeaponShotgun && after.ammo_shells <= 0) ||
-                                     (weapon == kWeaponRocketLauncher && after.ammo_rockets <= 0))) {
-    return;
-  }
+  if ((after.flags & kFlagDead) || HasAmmo(after, weapon)) return;
   // Out of ammo: switch to the best weapon that can still fire (Quake's W_BestWeapon).
-  if ((after.weapons_owned & (1u << kWeaponRocketLauncher)) && after.ammo_rockets > 0) {
+  if ((after.weapons_owned & (1u << kWeaponRocketLauncher)) &&
+      HasAmmo(after, kWeaponRocketLauncher)) {
     after.weapon = kWeaponRocketLauncher;
-  } else if ((after.weapons_owned & (1u << kWeaponShotgun)) && after.ammo_shells > 0) {
+  } else if ((after.weapons_owned & (1u << kWeaponShotgun)) && HasAmmo(after, kWeaponShotgun)) {
     after.weapon = kWeaponShotgun;
   } else {
     after.weapon = kWeaponAxe;
@@ -67,19 +57,24 @@ void World::Fire(EntityId player, int weapon) {
 EntityId World::RayHitEntity(Vec3 start, Vec3 end, EntityId skip, float* fraction) const {
   static thread_local std::vector<EntityId> near;
   QueryBox(SegmentBox(start, end), &near);
+  return NearestHit(start, end, skip, near, fraction);
+}
+
+// The tree-box test keeps exactly the candidates a query of the segment's own box would return
+// (linked boxes that intersect it), so the result does not depend on how large the query was.
+EntityId World::NearestHit(Vec3 start, Vec3 end, EntityId skip,
+                           const std::vector<EntityId>& candidates, float* fraction) const {
+  const Bounds segment = SegmentBox(start, end);
   EntityId best = -1;
   float best_f = 2;
-  for (EntityId id : near) {
-    if (id == skip) continue;
+  for (EntityId id : candidates) {
+    if (id == skip || !tree_->BoxOf(id).Intersects(segment)) continue;
     const Edict& e = Get(id);
     if (e.kind != EntityKind::kPlayer || !(e.flags & kFlagSolid)) continue;
     float f;
     Vec3 n;
     bool inside;
-    if (!SweepBoxVsBox(start, end, Vec3{}, Vec3{}, Bounds{e.origin + e.mins, e.origin + e.maxs}, &f,
-                       &n, &inside)) {
-      continue;
-    }
+    if (!SweepBoxVsBox(start, end, Vec3{}, Vec3{}, EdictBox(e), &f, &n, &inside)) continue;
     if (f < best_f) {
       best_f = f;
       best = id;
@@ -93,7 +88,7 @@ void World::FireMelee(EntityId player) {
   const Edict& p = Get(player);
   Vec3 forward, right, up;
   AngleVectors(p.view_angles, &forward, &right, &up);
-  const Vec3 start = Eye(p);
+  const Vec3 start = EdictEye(p);
   Vec3 end = start + forward * kMeleeRange;
   collision::Trace wt = collision_.TraceBox(start, end, Vec3{}, Vec3{});
   if (wt.hit()) end = wt.end;
@@ -104,24 +99,31 @@ void World::FireMelee(EntityId player) {
 
 // Pellets spread like Quake's FireBullets: aim + crandom * spread * (right, up), each traced
 // against the map first and then against players up to the wall. Damage per victim is summed
-// and applied once (Quake's multi-damage), in victim id order.
+// and applied once (Quake's multi-damage), in victim id order. Nothing changes until the damage,
+// so one tree query of the box around every pellet's path serves all of them.
 void World::FireShotgun(EntityId player) {
+  static thread_local std::vector<EntityId> near;
   Edict& p = Mut(player);
   Vec3 forward, right, up;
   AngleVectors(p.view_angles, &forward, &right, &up);
-  const Vec3 start = Eye(p);
-  const float range = Length(world_bounds_.Size()) + kMaxEntityExtent;
-  std::pair<EntityId, int> hits[kShotgunPellets];
-  int num_hits = 0;
+  const Vec3 start = EdictEye(p);
+  Vec3 ends[kShotgunPellets];
+  Bounds paths = Bounds::Empty();
   for (int i = 0; i < kShotgunPellets; ++i) {
     const float a = RandomSigned(&p.rng) * kShotgunSpread;
     const float b = RandomSigned(&p.rng) * kShotgunSpread;
     const Vec3 dir = forward + right * a + up * b;
-    Vec3 end = start + dir * range;
-    collision::Trace wt = collision_.TraceBox(start, end, Vec3{}, Vec3{});
-    if (wt.hit()) end = wt.end;
+    ends[i] = start + dir * hitscan_range_;
+    collision::Trace wt = collision_.TraceBox(start, ends[i], Vec3{}, Vec3{});
+    if (wt.hit()) ends[i] = wt.end;
+    paths.Add(SegmentBox(start, ends[i]));
+  }
+  QueryBox(paths, &near);
+  std::pair<EntityId, int> hits[kShotgunPellets];
+  int num_hits = 0;
+  for (int i = 0; i < kShotgunPellets; ++i) {
     float f;
-    const EntityId victim = RayHitEntity(start, end, player, &f);
+    const EntityId victim = NearestHit(start, ends[i], player, near, &f);
     if (victim <= 0) continue;
     int k = 0;
     while (k < num_hits && hits[k].first != victim) ++k;
@@ -148,7 +150,7 @@ void World::FireRocket(EntityId player) {
   const Edict& p = Get(player);
   Vec3 forward, right, up;
   AngleVectors(p.view_angles, &forward, &right, &up);
-  const Vec3 eye = Eye(p);
+  const Vec3 eye = EdictEye(p);
   Vec3 origin = eye + forward * kRocketLaunchOffset;
   collision::Trace wt = collision_.TraceBox(eye, origin, Vec3{}, Vec3{});
   if (wt.hit()) origin = wt.end;
@@ -161,7 +163,7 @@ void World::FireRocket(EntityId player) {
   r.mins = Vec3{};
   r.maxs = Vec3{};
   r.spawn_tick = globals().tick;
-  r.next_tick = globals().tick + (kRocketLifetimeMs + tick_ms_ - 1) / tick_ms_;
+  r.next_tick = globals().tick + TicksFor(kRocketLifetimeMs);
   if (wt.hit()) {
     LinkEdict(slot);
     Explode(slot, origin, -1);
@@ -206,12 +208,12 @@ void World::Explode(EntityId rocket, Vec3 at, EntityId direct_hit) {
     if (id == direct_hit) continue;
     const Edict& e = Get(id);
     if (e.kind != EntityKind::kPlayer || !(e.flags & kFlagSolid)) continue;
-    const float dist = DistanceToBox(at, Bounds{e.origin + e.mins, e.origin + e.maxs});
+    const float dist = DistanceToBox(at, EdictBox(e));
     if (dist >= kRocketSplashRadius) continue;
     int damage = static_cast<int>(kRocketSplashDamage * (1.0f - dist / kRocketSplashRadius));
     if (id == owner) damage /= 2;
-    if (damage <= 0 || !collision_.LineOfSight(at, Center(e))) continue;
-    Damage(id, owner, damage, Normalize(Center(e) - at));
+    if (damage <= 0 || !collision_.LineOfSight(at, EdictCenter(e))) continue;
+    Damage(id, owner, damage, Normalize(EdictCenter(e) - at));
   }
   Edict& x = Mut(rocket);
   x.kind = EntityKind::kExplosion;
@@ -246,7 +248,7 @@ void World::Kill(EntityId victim, EntityId attacker) {
   v.flags = (v.flags | kFlagDead) & ~(kFlagSolid | kFlagOnGround);
   v.deaths++;
   v.velocity = Vec3{};
-  v.next_tick = globals().tick + (kRespawnDelayMs + tick_ms_ - 1) / tick_ms_;
+  v.next_tick = globals().tick + TicksFor(kRespawnDelayMs);
   if (attacker == victim || !IsPlayerId(attacker)) {
     v.frags--;
   } else {

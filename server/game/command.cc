@@ -29,19 +29,11 @@ int WeaponAfterImpulse(const Edict& p, const UserCmd& cmd) {
   return p.weapon < kWeaponCount ? static_cast<int>(p.weapon) : static_cast<int>(kWeaponAxe);
 }
 
-bool HasAmmo(const Edict& p, int weapon) {
-  if (weapon == kWeaponShotgun) return p.ammo_shells > 0;
-  if (weapon == kWeaponRocketLauncher) return p.ammo_rockets > 0;
-  return true;
-}
-
 // Whether the command will attack with `weapon`, decided from the state before the command.
 bool WillFire(const Edict& p, const UserCmd& cmd, int weapon) {
   return !(p.flags & kFlagDead) && (cmd.buttons & kButtonAttack) &&
          p.attack_cooldown_ms - cmd.duration_ms <= 0 && HasAmmo(p, weapon);
 }
-
-Bounds PlayerBox(Vec3 origin) { return {origin + kPlayerMins, origin + kPlayerMaxs}; }
 
 bool Touches(const Bounds& box, const std::vector<Bounds>& brushes) {
   for (const Bounds& b : brushes) {
@@ -61,7 +53,7 @@ Bounds World::MoveCore(const Edict& p, const UserCmd& cmd) const {
   float vmax = base + kJumpSpeed + (kAccelerate * kMaxSpeed + kGravity) * t + kAirWishSpeedCap * n;
   vmax = std::min(vmax, kMaxVelocity * 1.7321f);
   const float reach = vmax * t + n * (kStepSize + 4) + 2;
-  return PlayerBox(p.origin).Expanded(reach);
+  return Bounds::At(p.origin, kPlayerMins, kPlayerMaxs).Expanded(reach);
 }
 
 Region World::RegionOf(EntityId player, const UserCmd& cmd) const {
@@ -70,7 +62,7 @@ Region World::RegionOf(EntityId player, const UserCmd& cmd) const {
   const Edict& p = objects_[player].edict;
   if (!(p.flags & kFlagConnected) || cmd.duration_ms < 1 || cmd.duration_ms > kMaxCmdMs) return r;
   if (p.flags & kFlagDead) {
-    r.move_box = PlayerBox(p.origin).Expanded(kMaxEntityExtent);
+    r.move_box = Bounds::At(p.origin, kPlayerMins, kPlayerMaxs).Expanded(kMaxEntityExtent);
     return r;
   }
   const Bounds core = MoveCore(p, cmd);
@@ -84,8 +76,8 @@ Region World::RegionOf(EntityId player, const UserCmd& cmd) const {
       r.whole_map = true;
       break;
     }
-    r.teleport_boxes[r.teleport_count++] =
-        PlayerBox(tp.dest_origin).Expanded(kTelefragMargin + kMaxEntityExtent);
+    r.teleport_boxes[r.teleport_count++] = Bounds::At(tp.dest_origin, kPlayerMins, kPlayerMaxs)
+                                               .Expanded(kTelefragMargin + kMaxEntityExtent);
   }
   if (fire && weapon == kWeaponRocketLauncher) {
     r.action = ActionKind::kExpandedBox;
@@ -96,11 +88,10 @@ Region World::RegionOf(EntityId player, const UserCmd& cmd) const {
     // kShotgunSpread around the aim; the box is `core` swept by the cone's corner rays.
     Vec3 forward, right, up;
     AngleVectors(cmd.view_angles, &forward, &right, &up);
-    const float range = Length(world_bounds_.Size()) + kMaxEntityExtent;
     Bounds cone{{0, 0, 0}, {0, 0, 0}};
     for (float a : {-kShotgunSpread, kShotgunSpread}) {
       for (float b : {-kShotgunSpread, kShotgunSpread}) {
-        cone.Add((forward + right * a + up * b) * range);
+        cone.Add((forward + right * a + up * b) * hitscan_range_);
       }
     }
     r.action = ActionKind::kDirectionalBox;
@@ -170,7 +161,7 @@ bool World::RunMovement(EntityId player, const UserCmd& cmd) {
     if (id == player) continue;
     const Edict& e = Get(id);
     if (e.kind == EntityKind::kPlayer && (e.flags & kFlagSolid)) {
-      solids.push_back({id, Bounds{e.origin + e.mins, e.origin + e.maxs}});
+      solids.push_back({id, EdictBox(e)});
     } else if (e.kind == EntityKind::kPickup && (e.flags & kFlagAvailable)) {
       items.push_back(id);
     }
@@ -188,7 +179,7 @@ bool World::RunMovement(EntityId player, const UserCmd& cmd) {
   const TriggerVolume* teleporter = nullptr;
   for (int step = 0; step < n && teleporter == nullptr; ++step) {
     PlayerMove(clip, in, &s);
-    const Bounds box = PlayerBox(s.origin);
+    const Bounds box = Bounds::At(s.origin, kPlayerMins, kPlayerMaxs);
     TouchItems(player, box, &items);
     for (const TriggerVolume& pad : jump_pads_) {
       if (pad.bounds.Intersects(box) && Touches(box, pad.brushes)) {
@@ -221,15 +212,11 @@ void World::TouchItems(EntityId player, const Bounds& box, std::vector<EntityId>
   for (EntityId& id : *items) {
     if (id == 0) continue;  // taken earlier in this command
     const Edict& item = Get(id);
-    if (!(item.flags & kFlagAvailable) ||
-        !box.Intersects(Bounds{item.origin + item.mins, item.origin + item.maxs})) {
-      continue;
-    }
+    if (!(item.flags & kFlagAvailable) || !box.Intersects(EdictBox(item))) continue;
     if (!ApplyItem(item.item, &Mut(player))) continue;
     Edict& taken = Mut(id);
     taken.flags &= ~kFlagAvailable;
-    const int ticks = (ItemRespawnMs(taken.item) + tick_ms_ - 1) / tick_ms_;
-    taken.next_tick = globals().tick + ticks;
+    taken.next_tick = globals().tick + TicksFor(ItemRespawnMs(taken.item));
     UnlinkEdict(id);
     id = 0;
   }
@@ -245,7 +232,7 @@ void World::Teleport(EntityId player, const TriggerVolume& tp) {
   AngleVectors(p.view_angles, &forward, &right, &up);
   p.velocity = forward * kTeleportExitSpeed;
   p.flags &= ~kFlagOnGround;
-  Telefrag(player, PlayerBox(p.origin));
+  Telefrag(player, Bounds::At(p.origin, kPlayerMins, kPlayerMaxs));
   LinkEdict(player);
 }
 

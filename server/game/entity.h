@@ -8,10 +8,13 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "server/core/bounds.h"
 #include "server/core/vec3.h"
+#include "server/game/game_constants.h"
 
 namespace game {
 
+using core::Bounds;
 using core::Vec3;
 using EntityId = int32_t;  // == object id == areanode entity id; 0 is the Globals object
 
@@ -74,6 +77,22 @@ struct Edict {
   int32_t damage_taken;      // players: total, for statistics
   uint8_t reserved[80];
 };
+
+// The entity's box in world coordinates (origin + mins/maxs): what the areanode tree links.
+inline Bounds EdictBox(const Edict& e) { return Bounds::At(e.origin, e.mins, e.maxs); }
+// The centre of the entity's box, as origin + (mins + maxs) / 2 (rounds differently from
+// EdictBox(e).Center(); the game and its hashes use this form).
+inline Vec3 EdictCenter(const Edict& e) { return e.origin + (e.mins + e.maxs) * 0.5f; }
+// A player's eye: kEyeHeight above the origin. Shots and line of sight start here.
+inline Vec3 EdictEye(const Edict& e) { return e.origin + Vec3{0, 0, kEyeHeight}; }
+
+// True if the player has ammunition for `weapon` (the axe needs none). Decides both whether a
+// command fires and when Fire switches weapon.
+inline bool HasAmmo(const Edict& p, int weapon) {
+  if (weapon == kWeaponShotgun) return p.ammo_shells > 0;
+  if (weapon == kWeaponRocketLauncher) return p.ammo_rockets > 0;
+  return true;
+}
 
 // Object 0: everything that is not an entity.
 struct Globals {

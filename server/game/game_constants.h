@@ -27,7 +27,6 @@ inline constexpr float kGroundBreakSpeedZ = 180;  // rising faster than this: no
 inline constexpr float kMaxMoveInput = 400;     // cl_forwardspeed
 inline constexpr int kMaxCmdMs = 250;
 inline constexpr int kMaxSubstepMs = 50;        // longer commands are split into sub-steps
-inline constexpr float kDistEpsilon = 0.03125f; // distance kept from surfaces (Quake's DIST_EPSILON)
 inline constexpr float kTeleportExitSpeed = 300;
 inline constexpr float kTelefragMargin = 1;     // players within the destination box + this die
 

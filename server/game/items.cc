@@ -81,20 +81,4 @@ int ItemRespawnMs(ItemType item) {
   }
 }
 
-const char* ItemName(ItemType item) {
-  switch (item) {
-    case ItemType::kHealth: return "health";
-    case ItemType::kMegaHealth: return "megahealth";
-    case ItemType::kArmorGreen: return "armor_green";
-    case ItemType::kArmorYellow: return "armor_yellow";
-    case ItemType::kArmorRed: return "armor_red";
-    case ItemType::kWeaponShotgun: return "shotgun";
-    case ItemType::kWeaponRocketLauncher: return "rocket_launcher";
-    case ItemType::kShells: return "shells";
-    case ItemType::kRockets: return "rockets";
-    case ItemType::kNone: return "none";
-  }
-  return "?";
-}
-
 }  // namespace game

@@ -19,6 +19,4 @@ bool ApplyItem(ItemType item, Edict* player);
 // Respawn delay of an item once taken.
 int ItemRespawnMs(ItemType item);
 
-const char* ItemName(ItemType item);
-
 }  // namespace game

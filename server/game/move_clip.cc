@@ -48,7 +48,7 @@ bool SweepBoxVsBox(Vec3 start, Vec3 end, Vec3 mins, Vec3 maxs, const Bounds& tar
     return true;
   }
   const float speed = std::fabs(d[enter_axis]);
-  float f = t_enter - kDistEpsilon / speed;
+  float f = t_enter - collision::kDistEpsilon / speed;
   *fraction = f < 0 ? 0 : f;
   Vec3 n;
   n[enter_axis] = d[enter_axis] > 0 ? -1.0f : 1.0f;
@@ -57,7 +57,6 @@ bool SweepBoxVsBox(Vec3 start, Vec3 end, Vec3 mins, Vec3 maxs, const Bounds& tar
 }
 
 MoveTrace MoveClipper::Trace(Vec3 start, Vec3 end, Vec3 mins, Vec3 maxs) const {
-  ++trace_count_;
   ++t_move_traces;
   collision::Trace wt = world_.TraceBox(start, end, mins, maxs);
   MoveTrace t;

@@ -47,12 +47,10 @@ class MoveClipper {
       : world_(world), boxes_(boxes) {}
 
   MoveTrace Trace(Vec3 start, Vec3 end, Vec3 mins, Vec3 maxs) const;
-  int trace_count() const { return trace_count_; }
 
  private:
   const collision::CollisionWorld& world_;
   std::span<const ClipBox> boxes_;
-  mutable int trace_count_ = 0;
 };
 
 }  // namespace game

@@ -153,11 +153,22 @@ void AirAccelerate(Vec3 wishdir, float wishspeed, float time_s, Vec3* velocity) 
   *velocity += wishdir * accel_speed;
 }
 
-void ClampVelocity(Vec3* v) {
-  for (int i = 0; i < 3; ++i) (*v)[i] = std::clamp((*v)[i], -kMaxVelocity, kMaxVelocity);
+// Sets the ground flag from a 1-unit trace down and snaps onto the ground (PM_CategorizePosition).
+void CategorizePosition(const MoveClipper& clip, PlayerMoveState* s) {
+  if (s->velocity.z > kGroundBreakSpeedZ) {
+    s->on_ground = false;
+    return;
+  }
+  MoveTrace t = clip.Trace(s->origin, s->origin - Vec3{0, 0, 1}, kPlayerMins, kPlayerMaxs);
+  s->on_ground = t.hit() && t.normal.z >= kMinGroundNormalZ;
+  if (s->on_ground && !t.start_solid && !t.all_solid) s->origin = t.end;
 }
 
 }  // namespace
+
+void ClampVelocity(Vec3* v) {
+  for (int i = 0; i < 3; ++i) (*v)[i] = std::clamp((*v)[i], -kMaxVelocity, kMaxVelocity);
+}
 
 void AngleVectors(Vec3 angles, Vec3* forward, Vec3* right, Vec3* up) {
   const float yaw = angles.y * kDegToRad, pitch = angles.x * kDegToRad, roll = angles.z * kDegToRad;
@@ -167,16 +178,6 @@ void AngleVectors(Vec3 angles, Vec3* forward, Vec3* right, Vec3* up) {
   *forward = {cp * cy, cp * sy, -sp};
   *right = {-sr * sp * cy + cr * sy, -sr * sp * sy - cr * cy, -sr * cp};
   *up = {cr * sp * cy + sr * sy, cr * sp * sy - sr * cy, cr * cp};
-}
-
-void CategorizePosition(const MoveClipper& clip, PlayerMoveState* s) {
-  if (s->velocity.z > kGroundBreakSpeedZ) {
-    s->on_ground = false;
-    return;
-  }
-  MoveTrace t = clip.Trace(s->origin, s->origin - Vec3{0, 0, 1}, kPlayerMins, kPlayerMaxs);
-  s->on_ground = t.hit() && t.normal.z >= kMinGroundNormalZ;
-  if (s->on_ground && !t.start_solid && !t.all_solid) s->origin = t.end;
 }
 
 void PlayerMove(const MoveClipper& clip, const MoveInput& in, PlayerMoveState* s) {

@@ -26,8 +26,8 @@ struct MoveInput {
 // Advances `s` by one sub-step.
 void PlayerMove(const MoveClipper& clip, const MoveInput& in, PlayerMoveState* s);
 
-// Sets the ground flag from a 1-unit trace down and snaps onto the ground (PM_CategorizePosition).
-void CategorizePosition(const MoveClipper& clip, PlayerMoveState* s);
+// Clamps each velocity component to +-kMaxVelocity (sv_maxvelocity). Movement and knockback.
+void ClampVelocity(Vec3* v);
 
 // Quake's AngleVectors: forward, right, up from pitch/yaw/roll in degrees.
 void AngleVectors(Vec3 angles, Vec3* forward, Vec3* right, Vec3* up);

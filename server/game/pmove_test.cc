@@ -141,7 +141,7 @@ TEST_CASE("a 250 ms command moves no further than max speed allows") {
     const Region r = t.world->RegionOf(p, cmd);
     REQUIRE(t.world->ExecuteCommand(p, cmd).ok());
     const Edict& e = t.world->Get(p);
-    CHECK(r.move_box.Contains(Bounds{e.origin + e.mins, e.origin + e.maxs}));
+    CHECK(r.move_box.Contains(EdictBox(e)));
     CHECK(Length(Vec3{e.velocity.x, e.velocity.y, 0}) < kMaxSpeed * 1.1f);
   }
 }

@@ -107,7 +107,7 @@ core::Status World::Create(const maps::Map& map, const collision::CollisionWorld
     w->max_pad_speed_ = std::max(w->max_pad_speed_, Length(j.velocity));
     w->jump_pads_.push_back(std::move(v));
   }
-  w->world_bounds_ = map.bounds;
+  w->hitscan_range_ = Length(map.bounds.Size()) + kMaxEntityExtent;
   w->first_rocket_ = 1 + config.max_players;
   w->first_pickup_ = w->first_rocket_ + config.max_players * kRocketsPerPlayer;
   w->object_count_ = w->first_pickup_ + static_cast<int>(w->pickups_.size());
@@ -182,8 +182,7 @@ std::span<uint8_t> World::MutableStateBytesForRestore() {
 
 Bounds World::BoxOf(EntityId id) const {
   AS_CHECK(id > 0 && id < object_count_, "edict id out of range");
-  const Edict& e = objects_[id].edict;
-  return {e.origin + e.mins, e.origin + e.maxs};
+  return EdictBox(objects_[id].edict);
 }
 
 EntityId World::FindPlayer(std::string_view name) const {
@@ -209,9 +208,8 @@ void World::CheckAccess(EntityId id, const char* what) const {
       (id - first_rocket_) / kRocketsPerPlayer + 1 == s->player) {
     if (std::strcmp(what, "read") == 0 || !(e.flags & kFlagLinked)) return;
   }
-  Bounds box{e.origin + e.mins, e.origin + e.maxs};
-  if ((e.flags & kFlagLinked) && s->region.Covers(box)) return;
-  static thread_local char msg[256];
+  if ((e.flags & kFlagLinked) && s->region.Covers(EdictBox(e))) return;
+  char msg[256];
   std::snprintf(msg, sizeof msg,
                 "region check: command seq %u of player %d %s entity %d (kind %d, linked %d) at "
                 "(%.1f %.1f %.1f) outside its declared region",
@@ -223,7 +221,7 @@ void World::CheckAccess(EntityId id, const char* what) const {
 void World::CheckBox(const Bounds& box, const char* what) const {
   const CommandScope* s = t_scope;
   if (s == nullptr || s->world != this || s->region.Covers(box)) return;
-  static thread_local char msg[256];
+  char msg[256];
   std::snprintf(msg, sizeof msg,
                 "region check: command seq %u of player %d: %s box (%.1f %.1f %.1f)-(%.1f %.1f "
                 "%.1f) outside its declared region",
@@ -236,7 +234,7 @@ void World::CheckBox(const Bounds& box, const char* what) const {
 
 void World::LinkEdict(EntityId id) {
   Edict& e = Mut(id);
-  Bounds box{e.origin + e.mins, e.origin + e.maxs};
+  const Bounds box = EdictBox(e);
   if (region_check_) CheckBox(box, "link");
   tree_->Relink(id, box);
   e.flags |= kFlagLinked;
@@ -257,7 +255,7 @@ void World::RelinkAll() {
   tree_->UnlinkAll();
   for (EntityId id = 1; id < object_count_; ++id) {
     const Edict& e = objects_[id].edict;
-    if (e.flags & kFlagLinked) tree_->Link(id, Bounds{e.origin + e.mins, e.origin + e.maxs});
+    if (e.flags & kFlagLinked) tree_->Link(id, EdictBox(e));
   }
 }
 
@@ -366,27 +364,33 @@ void World::VisibleEntities(EntityId player, float radius, std::vector<EntityId>
   out->clear();
   if (!IsPlayerId(player)) return;
   const Edict& p = objects_[player].edict;
-  const Vec3 eye = p.origin + Vec3{0, 0, kEyeHeight};
+  const Vec3 eye = EdictEye(p);
+  struct Ranked {
+    float d2;
+    EntityId id;
+    Vec3 center;
+  };
   static thread_local std::vector<EntityId> near;
-  static thread_local std::vector<std::pair<float, EntityId>> ranked;
+  static thread_local std::vector<Ranked> ranked;
   tree_->Query(Bounds{eye, eye}.Expanded(radius), &near);
   ranked.clear();
   for (EntityId id : near) {
     if (id == player) continue;
     const Edict& e = objects_[id].edict;
     if (e.kind == EntityKind::kPickup && !(e.flags & kFlagAvailable)) continue;
-    const Vec3 center = e.origin + (e.mins + e.maxs) * 0.5f;
+    const Vec3 center = EdictCenter(e);
     const float d2 = Dot(center - eye, center - eye);
     if (d2 > radius * radius) continue;
-    ranked.push_back({d2, id});
+    ranked.push_back({d2, id, center});
   }
   // Rank by distance first and trace line of sight nearest first: a crowd of hundreds within the
   // radius costs only the traces needed to find the first max_count visible ones.
-  std::sort(ranked.begin(), ranked.end());
-  for (const auto& [d2, id] : ranked) {
+  std::sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
+    return a.d2 < b.d2 || (!(b.d2 < a.d2) && a.id < b.id);  // as std::pair's (d2, id) order
+  });
+  for (const Ranked& r : ranked) {
     if (out->size() >= max_count) break;
-    const Edict& e = objects_[id].edict;
-    if (collision_.LineOfSight(eye, e.origin + (e.mins + e.maxs) * 0.5f)) out->push_back(id);
+    if (collision_.LineOfSight(eye, r.center)) out->push_back(r.id);
   }
 }
 

@@ -122,7 +122,7 @@ class World {
   //   loop { need = held + leaves(RegionOf(player, cmd)); if need == held break;
   //          unlock(held); held = lock(need) in ascending order; }   // sets only grow
   //   ExecuteCommand(player, cmd); unlock(held);
-  // tests/game/game_parallel_test.cc implements it.
+  // game::testing::LockRegion (region_lock_test_util.h) implements it for the tests.
   Region RegionOf(EntityId player, const UserCmd& cmd) const;
   // Applies one command of a connected player: weapon switch, movement (split into sub-steps of
   // <= kMaxSubstepMs), item/teleporter/jump pad touches, attack. Refuses (and changes nothing)
@@ -194,11 +194,18 @@ class World {
   // Flies rocket `id` from its origin by `distance`; explodes on impact. Returns true if it exploded.
   bool FlyRocket(EntityId id, float distance);
   void Explode(EntityId rocket, Vec3 at, EntityId direct_hit);
-  // Nearest solid player the ray start->end hits (excluding `skip`), with its fraction.
+  // Nearest solid player the ray start->end hits (excluding `skip`; ties to the lower id), with
+  // its fraction; -1 if none.
   EntityId RayHitEntity(Vec3 start, Vec3 end, EntityId skip, float* fraction) const;
+  // As RayHitEntity, choosing among `candidates`: the ascending result of a tree query whose box
+  // contains the ray's box.
+  EntityId NearestHit(Vec3 start, Vec3 end, EntityId skip, const std::vector<EntityId>& candidates,
+                      float* fraction) const;
   void Damage(EntityId target, EntityId attacker, int damage, Vec3 knockback_dir);
   void Kill(EntityId victim, EntityId attacker);
   void Telefrag(EntityId mover, const Bounds& box);
+  // Ticks that cover `duration_ms`, rounded up (respawn and lifetime timers).
+  int TicksFor(int duration_ms) const { return (duration_ms + tick_ms_ - 1) / tick_ms_; }
   // world_phase.cc
   void SpawnPlayer(EntityId player);
   int ChooseSpawn();
@@ -216,7 +223,7 @@ class World {
   EntityId first_rocket_ = 0;
   EntityId first_pickup_ = 0;
   uint64_t seed_ = 0;
-  Bounds world_bounds_;
+  float hitscan_range_ = 0;  // how far a pellet flies: the map's diagonal + kMaxEntityExtent
   float max_pad_speed_ = 0;
   std::vector<maps::SpawnPoint> spawns_;
   std::vector<PickupSpot> pickups_;

@@ -3,8 +3,6 @@
 // this also proves that commands of disjoint regions share no unsynchronised state.
 #include <catch2/catch.hpp>
 
-#include <algorithm>
-#include <iterator>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -22,7 +20,7 @@ struct LoggedCmd {
   UserCmd cmd;
 };
 
-// Leaf ids the command must lock, ascending (all leaves for a whole-map region).
+// Joins n scripted players, each armed with the rocket launcher.
 std::vector<testing::ScriptedPlayer> JoinBots(World* w, int n) {
   testing::ScriptOptions opts;
   opts.attack_percent = 20;
