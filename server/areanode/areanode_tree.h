@@ -67,7 +67,9 @@ struct Node {
 // Cache-line aligned so threads locking different slots do not share a line.
 struct alignas(64) NodeSlot {
   std::mutex mutex;
-  uint64_t lock_count = 0;  // acquisitions; written only while holding `mutex`
+  // Parent-lock acquisitions (the tree's own locking; leaves are counted per frame by the
+  // server's locker instead); written only while holding `mutex`.
+  uint64_t lock_count = 0;
 };
 
 // Per-thread parent-lock accounting (thread_local inside the tree's .cc). An acquisition first

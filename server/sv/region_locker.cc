@@ -6,7 +6,6 @@
 
 #include "server/core/check.h"
 #include "server/core/steady_clock.h"
-#include "server/sv/server_stats.h"
 
 namespace sv {
 
@@ -28,10 +27,7 @@ void RegionLocker::Acquire(int leaf, bool blocking_ok, bool* ok) {
     mu.lock();
     wait_ns_ += core::SteadyNs() - t0;
   }
-  ++tree_->slot(tree_->LeafNode(leaf)).lock_count;
-  ++acquisitions_;
   ++frame_counts_[leaf];
-  any_this_frame_ = true;
   held_.push_back(leaf);
   *ok = true;
 }
@@ -74,7 +70,6 @@ void RegionLocker::UnlockAll() {
 
 void RegionLocker::ResetFrame() {
   std::fill(frame_counts_.begin(), frame_counts_.end(), 0);
-  any_this_frame_ = false;
 }
 
 }  // namespace sv

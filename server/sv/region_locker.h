@@ -38,14 +38,12 @@ class RegionLocker {
   const std::vector<int>& held() const { return held_; }  // ascending
 
   // Time spent blocked on leaf locks since the last call (try_lock first: uncontended
-  // acquisitions cost no clock reads), and acquisitions since the last call.
+  // acquisitions cost no clock reads).
   uint64_t TakeWaitNs() { uint64_t v = wait_ns_; wait_ns_ = 0; return v; }
-  uint64_t TakeAcquisitions() { uint64_t v = acquisitions_; acquisitions_ = 0; return v; }
 
   // Acquisitions per leaf in the current frame (for relock / shared-leaf statistics).
   const std::vector<uint32_t>& frame_counts() const { return frame_counts_; }
   void ResetFrame();
-  bool any_this_frame() const { return any_this_frame_; }
 
   int leaf_count() const { return tree_->leaf_count(); }
 
@@ -57,9 +55,7 @@ class RegionLocker {
   std::vector<int> held_;
   std::vector<int> scratch_, merged_;
   std::vector<uint32_t> frame_counts_;
-  bool any_this_frame_ = false;
   uint64_t wait_ns_ = 0;
-  uint64_t acquisitions_ = 0;
 };
 
 }  // namespace sv

@@ -353,7 +353,7 @@ void Server::CloseFrame() {
     AddRelaxed(stats_.locked_commands, c.locked_commands);
     AddRelaxed(stats_.distinct_leaves, c.distinct_leaves);
     AddRelaxed(stats_.lock_retries, c.retries);
-    if (w->locker() != nullptr && w->locker()->any_this_frame()) ++locking_threads;
+    if (c.locked_commands > 0) ++locking_threads;  // only locking schemes count them
   }
   if (in_frame >= 2) {
     AddRelaxed(stats_.rptf_spread_sum, hi - lo);
