@@ -11,10 +11,13 @@
 #include "server/core/check.h"
 #include "server/game/command_scope.h"
 #include "server/game/game_constants.h"
-#include "server/game/hash.h"
+#include "server/core/hash.h"
 #include "server/game/items.h"
 
 namespace game {
+
+using core::Hash64;
+using core::Mix64;
 
 namespace {
 

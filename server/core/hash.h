@@ -1,11 +1,12 @@
 // Hash64: a fast, portable 64-bit hash of bytes (word-wise multiply-xor, murmur-style finalizer),
-// used for StateHash() and token hashes. Same bytes -> same value on every run and machine.
+// used for the game's StateHash(), token hashes and cache keys. Same bytes -> same value on every
+// run and machine.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-namespace game {
+namespace core {
 
 uint64_t Hash64(const void* data, size_t size, uint64_t seed);
 
@@ -19,4 +20,4 @@ constexpr uint64_t Mix64(uint64_t x) {
   return x;
 }
 
-}  // namespace game
+}  // namespace core

@@ -1,9 +1,9 @@
 // Hash64: four independent word lanes so the multiply chains overlap, then a final mix.
-#include "server/game/hash.h"
+#include "server/core/hash.h"
 
 #include <cstring>
 
-namespace game {
+namespace core {
 
 namespace {
 constexpr uint64_t kPrime1 = 0x9E3779B185EBCA87ULL;
@@ -38,4 +38,4 @@ uint64_t Hash64(const void* data, size_t size, uint64_t seed) {
   return Mix64(h);
 }
 
-}  // namespace game
+}  // namespace core
