@@ -3,7 +3,10 @@
 // Built once; Query() is const and safe from any number of threads.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
+#include <utility>
 #include <vector>
 
 #include "server/core/bounds.h"
@@ -23,6 +26,14 @@ class BrushGrid {
   // with `box`.
   template <class Visit>
   void Query(const core::Bounds& box, Visit&& visit) const;
+
+  // Calls visit(id) for the brushes of every cell that the X/Y projection of segment a..b
+  // crosses, cell by cell from a towards b (a 2D DDA), so a caller looking for any blocker
+  // usually stops after the first few cells. A brush in several crossed cells is reported once
+  // per cell. Where the segment passes through a cell corner both side cells are visited.
+  // `visit` returns false to stop. Requires finite a and b.
+  template <class Visit>
+  void QuerySegment(core::Vec3 a, core::Vec3 b, Visit&& visit) const;
 
  private:
   int CellX(float x) const;
@@ -63,6 +74,64 @@ void BrushGrid::Query(const core::Bounds& box, Visit&& visit) const {
         if (!visit(id)) return;
       }
     }
+  }
+}
+
+template <class Visit>
+void BrushGrid::QuerySegment(core::Vec3 a, core::Vec3 b, Visit&& visit) const {
+  if (cells_x_ == 0) return;
+  // Clip the segment's X/Y projection to the grid (slab method): t in [t0, t1] of a + t(b - a).
+  const float o[2] = {a.x, a.y}, d[2] = {b.x - a.x, b.y - a.y};
+  const float lo[2] = {world_.mins.x, world_.mins.y}, hi[2] = {world_.maxs.x, world_.maxs.y};
+  float t0 = 0, t1 = 1;
+  for (int k = 0; k < 2; ++k) {
+    if (d[k] == 0) {
+      if (o[k] < lo[k] || o[k] > hi[k]) return;
+      continue;
+    }
+    float ta = (lo[k] - o[k]) / d[k], tb = (hi[k] - o[k]) / d[k];
+    if (ta > tb) std::swap(ta, tb);
+    t0 = ta > t0 ? ta : t0;
+    t1 = tb < t1 ? tb : t1;
+    if (t0 > t1) return;
+  }
+  auto visit_cell = [&](int cx, int cy) {
+    if (cx < 0 || cy < 0 || cx >= cells_x_ || cy >= cells_y_) return true;
+    const int cell = cy * cells_x_ + cx;
+    for (uint32_t i = cell_start_[cell]; i < cell_start_[cell + 1]; ++i) {
+      if (!visit(ids_[i])) return false;
+    }
+    return true;
+  };
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  int cx = CellX(o[0] + d[0] * t0), cy = CellY(o[1] + d[1] * t0);
+  const int step_x = d[0] > 0 ? 1 : -1, step_y = d[1] > 0 ? 1 : -1;
+  // t of the next vertical (x) and horizontal (y) cell boundary, and t per cell.
+  float next_x = d[0] == 0 ? kInf
+                           : (world_.mins.x + (cx + (step_x > 0)) * cell_units_ - o[0]) / d[0];
+  float next_y = d[1] == 0 ? kInf
+                           : (world_.mins.y + (cy + (step_y > 0)) * cell_units_ - o[1]) / d[1];
+  const float dt_x = d[0] == 0 ? kInf : cell_units_ / std::abs(d[0]);
+  const float dt_y = d[1] == 0 ? kInf : cell_units_ / std::abs(d[1]);
+  constexpr float kCornerT = 1e-6f;
+  for (int steps = cells_x_ + cells_y_ + 2; steps > 0; --steps) {
+    if (!visit_cell(cx, cy)) return;
+    const float next = next_x < next_y ? next_x : next_y;
+    if (next > t1) return;
+    if (std::abs(next_x - next_y) <= kCornerT) {  // through a corner: both side cells too
+      if (!visit_cell(cx + step_x, cy) || !visit_cell(cx, cy + step_y)) return;
+      cx += step_x;
+      cy += step_y;
+      next_x += dt_x;
+      next_y += dt_y;
+    } else if (next_x < next_y) {
+      cx += step_x;
+      next_x += dt_x;
+    } else {
+      cy += step_y;
+      next_y += dt_y;
+    }
+    if (cx < 0 || cy < 0 || cx >= cells_x_ || cy >= cells_y_) return;
   }
 }
 

@@ -162,7 +162,8 @@ bool World::LineOfSight(Vec3 a, Vec3 b) const {
   Bounds swept{a, a};
   swept.Add(b);
   bool clear = true;
-  solid_.grid.Query(swept, [&](uint32_t id) {
+  // Cells in order along the segment: a blocker near `a` ends the walk early.
+  solid_.grid.QuerySegment(a, b, [&](uint32_t id) {
     const BrushRecord& brush = solid_.brushes[id];
     if (!brush.bounds.Intersects(swept)) return true;
     Trace trace;
