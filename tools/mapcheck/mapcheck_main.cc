@@ -1,7 +1,9 @@
 // aftershock-mapcheck: loads each .map given with the server's loader (as_maps) and prints its
 // brushes, entities, spawn points, pickups, teleporters, jump pads, bounds, load time and
 // warnings. Exits 1 if any file fails to load (the error is printed), 2 on bad usage.
-// --repeat N loads each file N times and reports the median and fastest load.
+// --repeat N loads each file N times and reports the median and fastest load. --vis also builds
+// (or loads, with --vis-cache) the map's PVS and reports its build time, cells and visible share;
+// --vis-check N measures it against exact line of sight on N random pairs.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -11,6 +13,8 @@
 #include <cxxopts.hpp>
 
 #include "maps/map_loader.h"
+#include "server/vis/pvs_cache.h"
+#include "server/vis/pvs_check.h"
 
 namespace {
 
@@ -75,6 +79,51 @@ void PrintMap(const maps::Map& map, const LoadTimes& times, bool all_warnings) {
   }
 }
 
+struct VisOptions {
+  bool on = false;
+  std::string cache_dir;
+  vis::PvsParams params;
+  int check_pairs = 0;
+};
+
+// Builds or loads the PVS of `map` and prints what it is and, if asked, how it compares with
+// exact line of sight. False if the build failed.
+bool PrintVis(const maps::Map& map, const VisOptions& o) {
+  auto collision = collision::CollisionWorld::Build(map);
+  vis::Pvs pvs;
+  vis::PvsCacheReport report;
+  const core::Status s = vis::LoadOrBuildPvs(map, *collision, o.params, o.cache_dir, &pvs, &report);
+  if (!s.ok()) {
+    std::fprintf(stderr, "aftershock-mapcheck: %s: pvs: %s\n", map.path.c_str(), s.ToString().c_str());
+    return false;
+  }
+  const vis::PvsGrid& g = pvs.grid();
+  const vis::PvsBuildStats& st = report.stats;
+  std::printf("  pvs: %s in %.3f s (build took %.3f s on %s)\n",
+              report.loaded ? "loaded" : "built", report.load_s, st.build_s,
+              o.params.threads > 0 ? (std::to_string(o.params.threads) + " thread(s)").c_str()
+                                   : "all hardware threads");
+  if (!report.path.empty()) std::printf("  pvs cache: %s\n", report.path.c_str());
+  if (!report.rejected.empty()) std::printf("  pvs cache rejected: %s\n", report.rejected.c_str());
+  if (!report.save_error.empty()) std::printf("  pvs cache not saved: %s\n", report.save_error.c_str());
+  std::printf("  pvs cells: %d (%d x %d x %d of %g units; open %d, closed %d), range %g units\n",
+              st.cells, g.nx, g.ny, g.nz, g.cell_units, st.open_cells, st.closed_cells, g.range_units);
+  std::printf("  pvs average visible fraction: %.3f (of open cells in range)\n", st.visible_fraction);
+  std::printf("  pvs build work: %llu cell pairs traced, %llu segments, %zu KiB\n",
+              static_cast<unsigned long long>(st.pairs_traced),
+              static_cast<unsigned long long>(st.rays),
+              (pvs.words().size() * 8 + pvs.row_offsets().size() * 4) / 1024);
+  if (o.check_pairs > 0) {
+    const vis::PvsCheckResult c = vis::CheckPvs(pvs, map, *collision, o.check_pairs, 12345);
+    std::printf("  pvs check: %llu pairs, %llu in line of sight, %llu false hidden (%.4f%%), "
+                "pvs visible %.1f%% of pairs\n",
+                static_cast<unsigned long long>(c.pairs), static_cast<unsigned long long>(c.visible),
+                static_cast<unsigned long long>(c.false_hidden), 100.0 * c.false_hidden_rate(),
+                c.pairs ? 100.0 * c.pvs_visible / c.pairs : 0.0);
+  }
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -82,12 +131,19 @@ int main(int argc, char** argv) {
                            "Load Quake .map files as the Aftershock server does and report on them");
   options.add_options()("all-warnings", "print every warning, not only the first few")(
       "repeat", "load each file N times; report the median and fastest time",
-      cxxopts::value<int>()->default_value("1"))("h,help", "print this help")("files", "map files", cxxopts::value<std::vector<std::string>>());
+      cxxopts::value<int>()->default_value("1"))(
+      "vis", "also build the PVS and report it")(
+      "vis-cache", "with --vis: load/save the PVS in this directory", cxxopts::value<std::string>()->default_value(""))(
+      "vis-range", "with --vis: interest radius the PVS serves, units", cxxopts::value<float>()->default_value("2048"))(
+      "vis-check", "with --vis: compare with exact line of sight on N random pairs", cxxopts::value<int>()->default_value("0"))(
+      "vis-rays", "with --vis: segments tried per cell pair", cxxopts::value<int>()->default_value("12"))(
+      "threads", "with --vis: build threads (0: all hardware threads)", cxxopts::value<int>()->default_value("0"))("h,help", "print this help")("files", "map files", cxxopts::value<std::vector<std::string>>());
   options.parse_positional({"files"});
   options.positional_help("FILE...");
   std::vector<std::string> files;
   bool all_warnings = false;
   int repeat = 1;
+  VisOptions vis_options;
   try {
     cxxopts::ParseResult args = options.parse(argc, argv);
     if (args.count("help")) {
@@ -97,12 +153,23 @@ int main(int argc, char** argv) {
     if (args.count("files")) files = args["files"].as<std::vector<std::string>>();
     all_warnings = args.count("all-warnings") > 0;
     repeat = args["repeat"].as<int>();
+    vis_options.on = args.count("vis") > 0;
+    vis_options.cache_dir = args["vis-cache"].as<std::string>();
+    vis_options.params.range_units = args["vis-range"].as<float>();
+    vis_options.params.threads = args["threads"].as<int>();
+    vis_options.params.rays_per_pair = args["vis-rays"].as<int>();
+    vis_options.check_pairs = args["vis-check"].as<int>();
   } catch (const cxxopts::exceptions::exception& e) {
     std::fprintf(stderr, "aftershock-mapcheck: %s\n\n%s\n", e.what(), options.help().c_str());
     return 2;
   }
   if (repeat < 1 || repeat > 1000) {
     std::fprintf(stderr, "aftershock-mapcheck: --repeat must be 1..1000\n");
+    return 2;
+  }
+  if (vis_options.check_pairs < 0 || vis_options.check_pairs > 100'000'000 ||
+      vis_options.params.threads < 0 || vis_options.params.threads > 256) {
+    std::fprintf(stderr, "aftershock-mapcheck: --vis-check must be 0..1e8 and --threads 0..256\n");
     return 2;
   }
   if (files.empty()) {
@@ -127,6 +194,7 @@ int main(int argc, char** argv) {
     }
     std::sort(runs_ms.begin(), runs_ms.end());
     PrintMap(map, {runs_ms[runs_ms.size() / 2], runs_ms.front(), repeat}, all_warnings);
+    if (vis_options.on && !PrintVis(map, vis_options)) ++failures;
   }
   return failures == 0 ? 0 : 1;
 }

@@ -1,0 +1,178 @@
+// Tests of the PVS: conservative against exact line of sight, deterministic across thread
+// counts, cached by map content, and a damaged cache file is rejected and rebuilt.
+#include <unistd.h>
+
+#include <catch2/catch.hpp>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "maps/map_loader.h"
+#include "server/vis/pvs_build.h"
+#include "server/vis/pvs_cache.h"
+#include "server/vis/pvs_check.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Loaded {
+  maps::Map map;
+  std::unique_ptr<collision::CollisionWorld> collision;
+};
+
+Loaded Load(const std::string& path) {
+  Loaded l;
+  const core::Status s = maps::LoadMap(path, &l.map);
+  REQUIRE(s.ok());
+  l.collision = collision::CollisionWorld::Build(l.map);
+  return l;
+}
+
+// A fresh directory under the system temp dir, removed at scope end.
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() / ("aftershock_pvs_test_" + std::to_string(::getpid()) + "_" +
+                                        std::to_string(counter++));
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+  static inline int counter = 0;
+};
+
+std::string ReadFile(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+void WriteFile(const fs::path& p, const std::string& bytes) {
+  std::ofstream out(p, std::ios::binary | std::ios::trunc);
+  out << bytes;
+}
+
+}  // namespace
+
+TEST_CASE("the PVS hides no sampled visible pair beyond the goal, and hides something") {
+  for (const char* path : {"maps/dm_small.map", "../shared/maps-real/lqdm1.map"}) {
+    INFO(path);
+    Loaded l = Load(path);
+    vis::Pvs pvs;
+    vis::PvsBuildStats stats;
+    REQUIRE(vis::BuildPvs(l.map, *l.collision, {}, &pvs, &stats).ok());
+    const vis::PvsCheckResult r = vis::CheckPvs(pvs, l.map, *l.collision, 20000, 7);
+    REQUIRE(r.pairs == 20000);
+    REQUIRE(r.visible > 1000);
+    CHECK(r.false_hidden_rate() <= 0.001);  // the goal: at most 0.1% of visible pairs
+    if (std::string(path).find("lqdm1") != std::string::npos) {
+      CHECK(r.pvs_visible < r.pairs * 9 / 10);  // a real map has walls: the set culls
+    }
+  }
+}
+
+TEST_CASE("a cell sees itself, and the set does not depend on the thread count") {
+  Loaded l = Load("maps/dm_small.map");
+  vis::PvsParams one, two;
+  one.threads = 1;
+  two.threads = 2;
+  vis::Pvs a, b;
+  REQUIRE(vis::BuildPvs(l.map, *l.collision, one, &a, nullptr).ok());
+  REQUIRE(vis::BuildPvs(l.map, *l.collision, two, &b, nullptr).ok());
+  CHECK(a.words() == b.words());
+  CHECK(a.row_offsets() == b.row_offsets());
+  for (int c = 0; c < a.grid().cell_count(); ++c) CHECK(a.Sees(c, c));
+}
+
+TEST_CASE("points further apart than the range are never potentially visible") {
+  Loaded l = Load("maps/dm_arena.map");
+  vis::PvsParams p;
+  p.range_units = 256;
+  vis::Pvs pvs;
+  REQUIRE(vis::BuildPvs(l.map, *l.collision, p, &pvs, nullptr).ok());
+  const vis::Vec3 a = l.map.spawns[0].origin;
+  const vis::Vec3 far = a + vis::Vec3{(pvs.grid().reach_cells + 1) * pvs.grid().cell_units, 0, 0};
+  CHECK_FALSE(pvs.From(a).Sees(far));
+}
+
+TEST_CASE("the cache is reused, rebuilt when the map changes, and a damaged file is replaced") {
+  TempDir dir;
+  const fs::path map_path = dir.path / "small.map";
+  fs::copy_file("maps/dm_small.map", map_path);
+  const fs::path cache = dir.path / "cache";
+  Loaded l = Load(map_path.string());
+
+  vis::Pvs first, second;
+  vis::PvsCacheReport r1, r2;
+  REQUIRE(vis::LoadOrBuildPvs(l.map, *l.collision, {}, cache.string(), &first, &r1).ok());
+  CHECK_FALSE(r1.loaded);
+  CHECK(r1.save_error.empty());
+  REQUIRE(fs::exists(r1.path));
+  REQUIRE(vis::LoadOrBuildPvs(l.map, *l.collision, {}, cache.string(), &second, &r2).ok());
+  CHECK(r2.loaded);
+  CHECK(r2.path == r1.path);
+  CHECK(second.words() == first.words());
+  CHECK(r2.stats.open_cells == r1.stats.open_cells);
+
+  SECTION("another map content is another key: built, not loaded") {
+    WriteFile(map_path, ReadFile(map_path) + "\n// edited\n");
+    Loaded edited = Load(map_path.string());
+    vis::Pvs third;
+    vis::PvsCacheReport r3;
+    REQUIRE(vis::LoadOrBuildPvs(edited.map, *edited.collision, {}, cache.string(), &third, &r3).ok());
+    CHECK_FALSE(r3.loaded);
+    CHECK(r3.rejected.empty());
+    CHECK(r3.path != r1.path);
+  }
+  SECTION("other parameters are another key") {
+    vis::PvsParams p;
+    p.range_units = 1024;
+    vis::Pvs third;
+    vis::PvsCacheReport r3;
+    REQUIRE(vis::LoadOrBuildPvs(l.map, *l.collision, p, cache.string(), &third, &r3).ok());
+    CHECK_FALSE(r3.loaded);
+    CHECK(r3.path != r1.path);
+  }
+  SECTION("a flipped byte, a truncation or garbage is rejected with its reason and rebuilt") {
+    const std::string good = ReadFile(r1.path);
+    struct Damage {
+      std::string bytes, reason;
+    };
+    std::string flipped = good;
+    flipped[good.size() / 2] ^= 0x10;
+    const Damage damages[] = {{flipped, "checksum"},
+                              {good.substr(0, good.size() - 9), "size"},
+                              {good.substr(0, 20), "shorter than its header"},
+                              {std::string(500, 'x'), "bad magic"}};
+    for (const Damage& d : damages) {
+      INFO(d.reason);
+      WriteFile(r1.path, d.bytes);
+      vis::Pvs rebuilt;
+      vis::PvsCacheReport r3;
+      REQUIRE(vis::LoadOrBuildPvs(l.map, *l.collision, {}, cache.string(), &rebuilt, &r3).ok());
+      CHECK_FALSE(r3.loaded);
+      CHECK(r3.rejected.find(d.reason) != std::string::npos);
+      CHECK(rebuilt.words() == first.words());
+      vis::Pvs reloaded;
+      vis::PvsCacheReport r4;
+      REQUIRE(vis::LoadOrBuildPvs(l.map, *l.collision, {}, cache.string(), &reloaded, &r4).ok());
+      CHECK(r4.loaded);  // the damaged file was replaced by a good one
+      CHECK(reloaded.words() == first.words());
+    }
+  }
+}
+
+TEST_CASE("a cache directory that cannot be written is reported, and the set is still built") {
+  TempDir dir;
+  const fs::path blocker = dir.path / "not_a_dir";
+  WriteFile(blocker, "x");
+  Loaded l = Load("maps/dm_small.map");
+  vis::Pvs pvs;
+  vis::PvsCacheReport r;
+  REQUIRE(vis::LoadOrBuildPvs(l.map, *l.collision, {}, (blocker / "cache").string(), &pvs, &r).ok());
+  CHECK_FALSE(r.loaded);
+  CHECK_FALSE(r.save_error.empty());
+  CHECK_FALSE(pvs.empty());
+}
