@@ -198,9 +198,13 @@ void AreanodeTree::UnlinkAll() {
 }
 
 void AreanodeTree::Query(const Bounds& box, std::vector<EntityId>* out) const {
+  QueryUnordered(box, out);
+  std::sort(out->begin(), out->end());
+}
+
+void AreanodeTree::QueryUnordered(const Bounds& box, std::vector<EntityId>* out) const {
   out->clear();
   QueryNode(0, box, out);
-  std::sort(out->begin(), out->end());
 }
 
 // SV_AreaEdicts_r: scan this node's list, then descend into the children the box reaches

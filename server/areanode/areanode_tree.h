@@ -122,6 +122,8 @@ class AreanodeTree {
 
   // Replaces *out with the linked entities whose boxes intersect `box` (inclusive), sorted by id.
   void Query(const Bounds& box, std::vector<EntityId>* out) const;
+  // As Query, in tree order: for callers that rank the result themselves (snapshot interest).
+  void QueryUnordered(const Bounds& box, std::vector<EntityId>* out) const;
   // Replaces *out with the ids of leaves whose regions intersect `box`, ascending.
   void LeavesTouching(const Bounds& box, std::vector<int>* out) const;
   // Replaces *out with the ids of nodes (leaves and parents) whose regions intersect `box`,

@@ -250,34 +250,3 @@ TEST_CASE("RegionOf declares the action kind and boxes") {
 
 }  // namespace
 }  // namespace game
-
-namespace game {
-namespace {
-
-TEST_CASE("VisibleEntities lists what the player can see, nearest first") {
-  testing::TestMap m;
-  m.Floor(2048).Spawn({-1500, -1500, 24}).Box({300, 200, 0}, {332, 600, 512});
-  m.Pickup("item_health", {150, 0, 0});
-  auto t = testing::MakeWorld(m.Finish());
-  World* w = t.world.get();
-  EntityId a = testing::JoinOrDie(w, "a"), b = testing::JoinOrDie(w, "b");
-  EntityId c = testing::JoinOrDie(w, "c"), d = testing::JoinOrDie(w, "d");
-  testing::Place(w, a, {0, 400, 24});
-  testing::Place(w, b, {370, 400, 24});   // behind the wall, nearer than the pickup
-  testing::Place(w, c, {0, 100, 24});     // 300 away, in the open
-  testing::Place(w, d, {0, 1900, 24});    // out of radius
-  std::vector<EntityId> seen;
-  w->VisibleEntities(a, 1000, &seen);
-  REQUIRE(seen.size() == 2);
-  CHECK(seen[0] == c);
-  CHECK(seen[1] == w->first_pickup());
-  // A limit keeps the nearest visible ones: the hidden b, nearer than the pickup, is skipped.
-  std::vector<EntityId> first;
-  w->VisibleEntities(a, 1000, &first, 1);
-  CHECK(first == std::vector<EntityId>{c});
-  w->VisibleEntities(a, 1000, &first, 2);
-  CHECK(first == seen);
-}
-
-}  // namespace
-}  // namespace game

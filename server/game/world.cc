@@ -360,41 +360,4 @@ core::Status World::LoadState(std::span<const uint8_t> bytes) {
   return core::Status::OK();
 }
 
-// ---- Interest ----
-
-void World::VisibleEntities(EntityId player, float radius, std::vector<EntityId>* out,
-                            size_t max_count) const {
-  out->clear();
-  if (!IsPlayerId(player)) return;
-  const Edict& p = objects_[player].edict;
-  const Vec3 eye = EdictEye(p);
-  struct Ranked {
-    float d2;
-    EntityId id;
-    Vec3 center;
-  };
-  static thread_local std::vector<EntityId> near;
-  static thread_local std::vector<Ranked> ranked;
-  tree_->Query(Bounds{eye, eye}.Expanded(radius), &near);
-  ranked.clear();
-  for (EntityId id : near) {
-    if (id == player) continue;
-    const Edict& e = objects_[id].edict;
-    if (e.kind == EntityKind::kPickup && !(e.flags & kFlagAvailable)) continue;
-    const Vec3 center = EdictCenter(e);
-    const float d2 = Dot(center - eye, center - eye);
-    if (d2 > radius * radius) continue;
-    ranked.push_back({d2, id, center});
-  }
-  // Rank by distance first and trace line of sight nearest first: a crowd of hundreds within the
-  // radius costs only the traces needed to find the first max_count visible ones.
-  std::sort(ranked.begin(), ranked.end(), [](const Ranked& a, const Ranked& b) {
-    return a.d2 < b.d2 || (!(b.d2 < a.d2) && a.id < b.id);  // as std::pair's (d2, id) order
-  });
-  for (const Ranked& r : ranked) {
-    if (out->size() >= max_count) break;
-    if (collision_.LineOfSight(eye, r.center)) out->push_back(r.id);
-  }
-}
-
 }  // namespace game

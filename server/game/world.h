@@ -146,14 +146,6 @@ class World {
   // For recovery's restore path: the object array, to be followed by RelinkAll().
   std::span<uint8_t> MutableStateBytesForRestore();
 
-  // ---- Interest ----
-  // Entities (players, rockets, explosions, available pickups) whose centre is within `radius`
-  // of the player's eye and in line of sight, nearest first (ties by id), at most `max_count`
-  // of them (the nearest visible ones: line of sight is traced nearest first and stops there).
-  // Not for commands.
-  void VisibleEntities(EntityId player, float radius, std::vector<EntityId>* out,
-                       size_t max_count = SIZE_MAX) const;
-
   areanode::AreanodeTree& tree() { return *tree_; }
   const areanode::AreanodeTree& tree() const { return *tree_; }
   const collision::CollisionWorld& collision() const { return collision_; }

@@ -16,6 +16,7 @@
 #include "server/sv/server_stats.h"
 #include "server/sv/thread_messages.h"
 #include "server/sv/thread_queue.h"
+#include "server/vis/pvs.h"
 
 namespace sv {
 
@@ -23,6 +24,7 @@ struct FrameShared {
   game::World* world = nullptr;      // world phase: master only; request phase: commands under
                                      // the locking scheme; reply phase: read-only
   const ServerOptions* options = nullptr;
+  const vis::Pvs* pvs = nullptr;     // the map's visibility set: immutable while frames run
   ServerStats* stats = nullptr;
   std::mutex global_lock;            // the `global` scheme's one lock
   // The frame's executed commands in a serial order that reproduces it (the recovery log):

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 
 #include <spdlog/spdlog.h>
 
@@ -47,6 +48,8 @@ core::Status Server::Create(const ServerOptions& options, std::unique_ptr<Server
   s = maps::LoadMap(options.map_path, &sv->map_);
   if (!s.ok()) return s;
   sv->collision_ = collision::CollisionWorld::Build(sv->map_);
+  s = sv->LoadVisibility();
+  if (!s.ok()) return s;
   game::WorldConfig config;
   config.max_players = options.max_players;
   config.tick_ms = options.tick_ms();
@@ -73,6 +76,7 @@ core::Status Server::Create(const ServerOptions& options, std::unique_ptr<Server
   FrameShared& sh = sv->shared_;
   sh.world = sv->world_.get();
   sh.options = &sv->options_;
+  sh.pvs = &sv->pvs_;
   sh.stats = &sv->stats_;
   sh.ping_ms.reset(new std::atomic<uint32_t>[options.max_players + 1]);
   for (int i = 0; i <= options.max_players; ++i) sh.ping_ms[i].store(0);
@@ -92,6 +96,40 @@ core::Status Server::Create(const ServerOptions& options, std::unique_ptr<Server
   }
   sv->PublishStatus();
   *out = std::move(sv);
+  return core::Status::OK();
+}
+
+core::Status Server::LoadVisibility() {
+  // Default: the user's cache, as XDG says, so every server and data dir of one map shares it;
+  // without a home, the data dir.
+  std::string dir = options_.vis_cache_dir;
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  const char* home = std::getenv("HOME");
+  if (dir == "none") {
+    dir.clear();
+  } else if (!dir.empty()) {
+  } else if (xdg != nullptr && *xdg != '\0') {
+    dir = std::string(xdg) + "/aftershock/vis";
+  } else if (home != nullptr && *home != '\0') {
+    dir = std::string(home) + "/.cache/aftershock/vis";
+  } else if (!options_.data_dir.empty()) {
+    dir = options_.data_dir + "/vis";
+  }
+  vis::PvsParams params;
+  params.range_units = std::max(options_.interest_radius, 64.0f);
+  core::Status s = vis::LoadOrBuildPvs(map_, *collision_, params, dir, &pvs_, &pvs_report_);
+  if (!s.ok()) return s;
+  if (!pvs_report_.rejected.empty()) {
+    spdlog::warn("visibility cache rejected, rebuilt: {}", pvs_report_.rejected);
+  }
+  if (!pvs_report_.save_error.empty()) {
+    spdlog::warn("visibility cache not saved: {}", pvs_report_.save_error);
+  }
+  const vis::PvsGrid& g = pvs_.grid();
+  spdlog::info("visibility: {} in {:.2f} s ({} cells of {} units, {} open, visible share {:.2f}){}{}",
+               pvs_report_.loaded ? "loaded" : "built", pvs_report_.load_s, g.cell_count(),
+               g.cell_units, pvs_report_.stats.open_cells, pvs_report_.stats.visible_fraction,
+               pvs_report_.path.empty() ? "" : ", cache ", pvs_report_.path);
   return core::Status::OK();
 }
 

@@ -43,12 +43,15 @@
 #include "server/sv/server_stats.h"
 #include "server/sv/stats_report.h"
 #include "server/sv/worker.h"
+#include "server/vis/pvs.h"
+#include "server/vis/pvs_cache.h"
 
 namespace sv {
 
 class Server {
  public:
-  // Loads the map, builds the world, binds the lobby and worker ports. Does not start threads.
+  // Loads the map, loads or builds its PVS, builds the world, binds the lobby and worker ports.
+  // Does not start threads.
   static core::Status Create(const ServerOptions& options, std::unique_ptr<Server>* out);
   ~Server();  // RequestStop + Wait
 
@@ -60,6 +63,8 @@ class Server {
   StatsReport Report() const;
   const collision::CollisionWorld& collision() const { return *collision_; }
   const game::World& world() const { return *world_; }  // after Wait()
+  const vis::Pvs& pvs() const { return pvs_; }
+  const vis::PvsCacheReport& pvs_report() const { return pvs_report_; }
 
   // Durability: on when ServerOptions::data_dir is set. The report of start-up recovery.
   bool durability_enabled() const { return durability_ != nullptr; }
@@ -82,6 +87,9 @@ class Server {
   JoinOutcome JoinFrame(int index);
   bool IntraBarrier(PhaseClock* clock);  // false: durability failed, send no reply
   void EndFrame(int index);
+
+  // The PVS of the map, from the cache (ServerOptions::vis_cache_dir) or built now.
+  core::Status LoadVisibility();
 
   // Durability (serial points of the frame).
   core::Status OpenDurability();
@@ -107,6 +115,8 @@ class Server {
   ServerOptions options_;
   maps::Map map_;
   std::unique_ptr<collision::CollisionWorld> collision_;
+  vis::Pvs pvs_;
+  vis::PvsCacheReport pvs_report_;
   std::unique_ptr<game::World> world_;
   ServerStats stats_;
   FrameShared shared_;

@@ -72,6 +72,8 @@ cxxopts::Options MakeOptions() {
     ("instrument", "Per-phase time breakdown: on or off (off only to measure its overhead)", cxxopts::value<std::string>()->default_value("on"))
     ("region-check", "Abort if a command touches an entity outside its declared region (debug)")
     ("interest-radius", "Snapshot interest radius in units", cxxopts::value<float>()->default_value("2048"))
+    ("vis-cache", "Directory of the map visibility (PVS) cache (default: "
+                  "$XDG_CACHE_HOME/aftershock/vis or ~/.cache/aftershock/vis; none: build at every start)", cxxopts::value<std::string>()->default_value(""))
     ("seed", "World random seed", cxxopts::value<uint64_t>()->default_value("1"))
     ("hostname", "Name reported by the status query", cxxopts::value<std::string>()->default_value("aftershock"))
     ("data-dir", "Directory of the command log and checkpoints; recovered at start-up if it holds state "
@@ -118,8 +120,8 @@ core::Status ValidateOptions(const ServerOptions& o) {
   if (!(o.stats_interval_s > 0) || !std::isfinite(o.stats_interval_s)) {
     return core::Status::InvalidArgument("--stats-interval must be > 0");
   }
-  if (!(o.interest_radius > 0) || !std::isfinite(o.interest_radius)) {
-    return core::Status::InvalidArgument("--interest-radius must be > 0");
+  if (!(o.interest_radius > 0) || !(o.interest_radius <= 65536)) {
+    return core::Status::InvalidArgument("--interest-radius must be in (0, 65536]");
   }
   if (o.checkpoint_interval_ms < 0) {
     return core::Status::InvalidArgument("--checkpoint-interval-ms must be >= 0");
@@ -178,6 +180,7 @@ ParseResult ParseServerOptions(int argc, const char* const* argv, ServerOptions*
     o.instrument = instrument == "on";
     o.region_check = r.count("region-check") > 0;
     o.interest_radius = r["interest-radius"].as<float>();
+    o.vis_cache_dir = r["vis-cache"].as<std::string>();
     o.seed = r["seed"].as<uint64_t>();
     o.hostname = r["hostname"].as<std::string>();
     o.data_dir = r["data-dir"].as<std::string>();

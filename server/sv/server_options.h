@@ -50,7 +50,10 @@ struct ServerOptions {
   std::string log_level = "info";
   bool instrument = true;          // per-phase timing (off only to measure its overhead)
   bool region_check = false;       // game's debug check that commands stay in their region
-  float interest_radius = 2048;    // snapshot interest radius, units
+  float interest_radius = 2048;    // snapshot interest radius, units (the PVS is built for it)
+  // Where the map's PVS is cached (docs/maps.md, "Visibility"). "": $XDG_CACHE_HOME/aftershock/vis
+  // (~/.cache/aftershock/vis), or data_dir/vis without a home; "none": no cache.
+  std::string vis_cache_dir;
   uint64_t seed = 1;               // world seed
   std::string hostname = "aftershock";
 

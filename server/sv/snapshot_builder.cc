@@ -100,17 +100,17 @@ bool EntityStateOf(const game::World& world, game::EntityId id, proto::EntitySta
   return true;
 }
 
-void BuildSnapshot(const game::World& world, game::EntityId player, float interest_radius,
-                   uint32_t snapshot_id, std::vector<game::EntityId>* visible,
-                   proto::Snapshot* snap) {
+void BuildSnapshot(const game::World& world, const InterestIndex& interest, game::EntityId player,
+                   float interest_radius, uint32_t snapshot_id,
+                   std::vector<game::EntityId>* visible, proto::Snapshot* snap) {
   const game::Edict& me = world.Get(player);
   snap->snapshot_id = snapshot_id;
   snap->server_tick = static_cast<uint32_t>(std::max(0, world.globals().tick));
   snap->last_applied_sequence = me.last_cmd_sequence;
   snap->player = PlayerStateOf(me);
   snap->entities.clear();
-  // The encoder keeps the longest prefix under the MTU; more than this never fits.
-  world.VisibleEntities(player, interest_radius, visible, 2 * proto::kMaxSnapshotEntities);
+  // The encoder keeps the longest prefix that fits; more than this never does.
+  interest.Select(world, player, interest_radius, proto::kMaxSnapshotEntities, visible);
   for (game::EntityId id : *visible) {
     proto::EntityState s;
     if (EntityStateOf(world, id, &s)) snap->entities.push_back(s);

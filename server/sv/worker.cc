@@ -342,13 +342,14 @@ void Worker::ReplyPhase(PhaseClock* clock) {
       if (EventReaches(e, player, world_->Get(player).origin, radius)) packet.SendTo(s->peer);
     }
   }
+  interest_.Build(*world_, *shared_->pvs);
   uint64_t replies = 0;
   for (const auto& [player, s] : player_conn_) {
     shared_->ping_ms[player].store(s->peer->roundTripTime, std::memory_order_relaxed);
     if (!s->requested) continue;
     s->requested = false;
-    BuildSnapshot(*world_, player, shared_->options->interest_radius, shared_->frame_no,
-                  &visible_, &snapshot_);
+    BuildSnapshot(*world_, interest_, player, shared_->options->interest_radius,
+                  shared_->frame_no, &visible_, &snapshot_);
     const core::Status st = s->encoder.Encode(snapshot_, s->ack_snapshot_id, &encoded_);
     if (!st.ok()) {
       spdlog::warn("worker {}: snapshot for player {} not encoded: {}", index_, player,

@@ -21,6 +21,7 @@
 #include "server/protocol/command_validator.h"
 #include "server/protocol/snapshot_codec.h"
 #include "server/sv/frame_shared.h"
+#include "server/sv/interest.h"
 #include "server/sv/region_locker.h"
 
 namespace sv {
@@ -114,6 +115,7 @@ class Worker {
   std::vector<ENetEvent> pending_;  // arrived during Poll, handled in the next request phase
   std::vector<PendingCommand> commands_;
   std::vector<int> leaves_, box_leaves_, union_leaves_;  // LockRegion scratch
+  InterestIndex interest_;  // this frame's entities by PVS cell (reply phase)
   std::vector<game::EntityId> visible_;
   proto::Snapshot snapshot_;
   proto::EncodedSnapshot encoded_;

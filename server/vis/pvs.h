@@ -73,7 +73,8 @@ class Pvs {
   class View {
    public:
     // True if the cell holding p is potentially visible from the viewer's cell.
-    bool Sees(Vec3 p) const;
+    bool Sees(Vec3 p) const { return SeesCell(pvs_->CoordOf(p)); }
+    bool SeesCell(CellCoord c) const;
 
    private:
     friend class Pvs;
@@ -123,8 +124,7 @@ inline CellCoord Pvs::CoordOf(Vec3 p) const {
           axis(p.z, grid_.origin.z, grid_.nz)};
 }
 
-inline bool Pvs::View::Sees(Vec3 p) const {
-  const CellCoord c = pvs_->CoordOf(p);
+inline bool Pvs::View::SeesCell(CellCoord c) const {
   if (!box_.Contains(c.x, c.y, c.z)) return false;
   if (row_ == nullptr) return true;
   const int bit = box_.Bit(c.x, c.y, c.z);

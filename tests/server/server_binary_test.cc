@@ -30,8 +30,9 @@ std::unique_ptr<Subprocess> Spawn(std::vector<std::string> args) {
   return std::make_unique<Subprocess>(args, "/dev/null", "/dev/null");
 }
 
+// Polls for up to ~30 s: a first start on a map builds its PVS before opening the port.
 bool WaitServerUp(uint16_t port) {
-  for (int i = 0; i < 100; ++i) {
+  for (int i = 0; i < 600; ++i) {
     uint32_t challenge;
     std::vector<uint8_t> reply;
     if (svtest::Connectionless(port, proto::EncodeRequest(proto::ConnectionlessRequest::kGetChallenge),

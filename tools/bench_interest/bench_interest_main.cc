@@ -1,0 +1,151 @@
+// aftershock-bench-interest: times the server's snapshot interest (sv::InterestIndex) per
+// player-frame on one thread. N scripted players spread over the map for --warmup simulated
+// seconds (armed, shooting: rockets and explosions count as candidates), then for --frames frames
+// the index is built (as each worker does once per reply phase; its cost is shared out per
+// player) and every player's interest is selected. Prints median and p99 per player-frame in
+// microseconds, the build's share, and the entities kept.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <cxxopts.hpp>
+
+#include "maps/map_loader.h"
+#include "server/game/cmd_script.h"
+#include "server/game/game_test_util.h"
+#include "server/protocol/protocol_format.h"
+#include "server/sv/interest.h"
+#include "server/vis/pvs_cache.h"
+
+namespace {
+
+std::vector<std::string> Split(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) out.push_back(item);
+  return out;
+}
+
+struct Timing {
+  double median_us = 0, p99_us = 0, build_us_per_player = 0, mean_kept = 0;
+};
+
+Timing TimeInterest(const game::World& world, const vis::Pvs& pvs, int players, int frames,
+                    float radius) {
+  std::vector<double> us;
+  us.reserve(static_cast<size_t>(players) * frames);
+  std::vector<game::EntityId> out;
+  double kept = 0, build_us = 0;
+  sv::InterestIndex index;
+  for (int f = 0; f < frames; ++f) {
+    const auto b0 = std::chrono::steady_clock::now();
+    index.Build(world, pvs);
+    build_us += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - b0).count();
+    for (game::EntityId p = 1; p <= players; ++p) {
+      const auto t0 = std::chrono::steady_clock::now();
+      index.Select(world, p, radius, proto::kMaxSnapshotEntities, &out);  // as BuildSnapshot asks
+      const auto t1 = std::chrono::steady_clock::now();
+      us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+      kept += static_cast<double>(out.size());
+    }
+  }
+  std::sort(us.begin(), us.end());
+  const double per_build = build_us / frames / players;
+  return {us[us.size() / 2] + per_build, us[us.size() * 99 / 100] + per_build, per_build,
+          kept / static_cast<double>(us.size())};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  cxxopts::Options options("aftershock-bench-interest",
+                           "Cost of snapshot interest (PVS cell test + distance + partial selection) "
+                           "per player-frame, on one thread.");
+  options.add_options()
+      ("maps", "comma-separated .map files", cxxopts::value<std::string>()->default_value(
+          "maps/dm_arena.map,maps/metropolis.map,../shared/maps-real/lqdm6.map"))
+      ("players", "comma-separated player counts", cxxopts::value<std::string>()->default_value("256,1000,2000"))
+      ("frames", "frames timed per run", cxxopts::value<int>()->default_value("20"))
+      ("warmup", "simulated seconds of scripted play before timing", cxxopts::value<int>()->default_value("3"))
+      ("radius", "interest radius, units", cxxopts::value<float>()->default_value("2048"))
+      ("vis-cache", "PVS cache directory (\"\": build every time)", cxxopts::value<std::string>()->default_value(""))
+      ("h,help", "print usage");
+  cxxopts::ParseResult args;
+  try {
+    args = options.parse(argc, argv);
+  } catch (const cxxopts::exceptions::exception& e) {
+    std::cerr << e.what() << "\n" << options.help() << "\n";
+    return 2;
+  }
+  if (args.count("help")) {
+    std::cout << options.help() << "\n";
+    return 0;
+  }
+  std::vector<int> counts;
+  try {
+    for (const std::string& c : Split(args["players"].as<std::string>())) counts.push_back(std::stoi(c));
+  } catch (const std::exception& e) {
+    std::cerr << "bad --players: " << e.what() << "\n";
+    return 2;
+  }
+  const int frames = args["frames"].as<int>(), warmup_ticks = args["warmup"].as<int>() * 30;
+  const float radius = args["radius"].as<float>();
+  if (frames < 1 || frames > 10000 || warmup_ticks < 0 || !(radius > 0 && radius <= 65536)) {
+    std::cerr << "--frames 1..10000, --warmup >= 0, --radius in (0, 65536]\n";
+    return 2;
+  }
+  std::printf("%-34s %7s %10s %10s %10s %8s\n", "map", "players", "median_us", "p99_us",
+              "build_us", "kept");
+  for (const std::string& path : Split(args["maps"].as<std::string>())) {
+    maps::Map map;
+    core::Status s = maps::LoadMap(path, &map);
+    if (!s.ok()) {
+      std::fprintf(stderr, "%s\n", s.ToString().c_str());
+      return 1;
+    }
+    auto collision = collision::CollisionWorld::Build(map);
+    vis::PvsParams params;
+    params.range_units = radius;
+    vis::Pvs pvs;
+    vis::PvsCacheReport report;
+    s = vis::LoadOrBuildPvs(map, *collision, params, args["vis-cache"].as<std::string>(), &pvs, &report);
+    if (!s.ok()) {
+      std::fprintf(stderr, "%s\n", s.ToString().c_str());
+      return 1;
+    }
+    for (int n : counts) {
+      if (n < 1 || n > 4096) {
+        std::fprintf(stderr, "player count %d outside 1..4096\n", n);
+        return 2;
+      }
+      game::WorldConfig config;
+      config.max_players = n;
+      std::unique_ptr<game::World> world;
+      s = game::World::Create(map, *collision, config, &world);
+      if (!s.ok()) {
+        std::fprintf(stderr, "%s\n", s.ToString().c_str());
+        return 1;
+      }
+      std::vector<game::testing::ScriptedPlayer> bots;
+      for (int i = 0; i < n; ++i) {
+        const game::JoinResult j = world->Join("bot" + std::to_string(i), 1 + i);
+        if (!j.status.ok()) return 1;
+        bots.emplace_back(j.player, 1 + i, game::testing::ScriptOptions{});
+      }
+      for (int tick = 0; tick < warmup_ticks; ++tick) {
+        world->RunWorldPhase();
+        for (auto& b : bots) (void)world->ExecuteCommand(b.player(), b.Next(*world));
+      }
+      const Timing t = TimeInterest(*world, pvs, n, frames, radius);
+      std::printf("%-34s %7d %10.2f %10.2f %10.3f %8.1f\n", path.c_str(), n, t.median_us,
+                  t.p99_us, t.build_us_per_player, t.mean_kept);
+      std::fflush(stdout);
+    }
+  }
+  return 0;
+}
