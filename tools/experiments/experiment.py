@@ -17,6 +17,7 @@ import json
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -47,6 +48,22 @@ def _spawn(cmd, log_path):
     return p
 
 
+def _wait_server_up(port, deadline_s):
+    """Polls the lobby with the connectionless status query until it answers (a first start on a
+    map builds the map's PVS before opening the ports). True if it answered before the deadline."""
+    end = time.time() + deadline_s
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.settimeout(0.2)
+        while time.time() < end:
+            try:
+                s.sendto(b"\xff\xff\xff\xffstatus", ("127.0.0.1", port))
+                if s.recv(4096).startswith(b"\xff\xff\xff\xff"):
+                    return True
+            except OSError:
+                pass
+    return False
+
+
 def _csv_list(text, conv=str):
     return [conv(x) for x in text.split(",") if x]
 
@@ -70,7 +87,7 @@ def run_point(args, point, index, port):
     for f in (server_stats, bots_out):
         if os.path.exists(f):
             os.remove(f)
-    server_duration = args.duration + args.ramp + args.warmup + 3
+    server_duration = args.duration + args.ramp + args.warmup + 3  # counted from when it serves
     server_cmd = [os.path.join(args.bin, "aftershock-server"), "--map", map_path, "--port", str(port),
                   "--threads", str(threads), "--max-players", str(max(players, 1)),
                   "--locking", locking, "--frame-mode", frame_mode, "--tick-hz", str(args.tick_hz),
@@ -92,6 +109,10 @@ def run_point(args, point, index, port):
                 "--identity-prefix", f"exp{index}", "--out", bots_out,
                 "--series", os.path.join(run_dir, "bots_series.csv")] + args.bots_arg
     server = _spawn(server_cmd, os.path.join(run_dir, "server.log"))
+    if not _wait_server_up(port, 120):
+        _kill_children()
+        return {"players": players, "threads": threads, "locking": locking, "frame_mode": frame_mode,
+                "map": os.path.basename(map_path), "status": "server did not come up in 120 s"}
     time.sleep(args.warmup)
     bots = _spawn(bots_cmd, os.path.join(run_dir, "bots.log"))
     deadline = time.time() + server_duration + 60
