@@ -28,6 +28,9 @@ struct Bot {
   uint64_t token = 0;
   int host = 0;   // which of the thread's ENet hosts carries this bot's peers
   int server = 0; // which lobby it plays on (index into BotOptions::servers)
+  // Commands go out at phase_us + k * period on the run's clock: a seeded offset in
+  // [0, period), so bots are not in step with each other or with the server's frames.
+  uint64_t phase_us = 0;
 
   BotState state = BotState::kWaiting;
   ENetPeer* lobby_peer = nullptr;

@@ -43,6 +43,7 @@ constexpr uint64_t kMaxLagUs = 100'000;      // a bot this late skips commands i
 constexpr uint32_t kEnetTimeoutLimit = 32;
 constexpr uint32_t kEnetTimeoutMinMs = 5000;
 constexpr uint32_t kEnetTimeoutMaxMs = 10000;
+constexpr uint64_t kPhaseSalt = 0x9A5Eull;
 constexpr uint64_t kDrainMs = 500;
 constexpr uint64_t kDisconnectMs = 300;
 // The loop runs once per kLoopUs: everything that arrived meanwhile is read in one batch and all
@@ -75,6 +76,7 @@ BotThread::BotThread(std::vector<int> bot_indices, const BotOptions& options, co
     b.brain.role = ChooseRole(options.behavior, options.seed, b.index);
     b.brain.rng = IdentityToken(options.seed ^ 0x5EEDull, b.name);
     b.brain.heading_deg = static_cast<float>(UnitRandom(&b.brain.rng) * 360.0 - 180.0);
+    b.phase_us = IdentityToken(options.seed ^ kPhaseSalt, b.name) % period_us_;
     // Ramp: bot i joins at ramp * i / bots.
     const double join_s = options.ramp_s * b.index / std::max(1, options.bots);
     wheel_.Schedule(static_cast<uint32_t>(k), static_cast<uint64_t>(join_s * 1000));
@@ -144,6 +146,12 @@ uint64_t BotThread::ServerSilenceMs(const Bot& bot, uint64_t now_us) const {
   const uint64_t excused_ms = (self_stall_us_ - bot.self_stall_us_at_snapshot) / 1000;
   const uint64_t since_ms = now_us / 1000 - std::min(now_us / 1000, bot.last_snapshot_ms);
   return since_ms - std::min(since_ms, excused_ms);
+}
+
+uint64_t BotThread::NextSendUs(const Bot& bot, uint64_t at_us) const {
+  if (at_us <= bot.phase_us) return bot.phase_us;
+  const uint64_t periods = (at_us - bot.phase_us + period_us_ - 1) / period_us_;
+  return bot.phase_us + periods * period_us_;
 }
 
 void BotThread::WaitForTraffic(int timeout_ms) {
@@ -284,7 +292,8 @@ void BotThread::SendCommand(Bot& bot, uint32_t id, uint64_t now_us) {
   live_.requests.fetch_add(1, std::memory_order_relaxed);
 
   bot.next_cmd_us += period_us_;
-  if (bot.next_cmd_us + kMaxLagUs < now_us) bot.next_cmd_us = now_us + period_us_;
+  // Late (a stall of this thread): skip the missed sends, keeping the phase.
+  if (bot.next_cmd_us + kMaxLagUs < now_us) bot.next_cmd_us = NextSendUs(bot, now_us + 1);
   wheel_.Reschedule(id, bot.next_cmd_us / 1000);
 }
 
@@ -480,8 +489,8 @@ void BotThread::OnWelcome(Bot& bot, const proto::Welcome& welcome, uint64_t now_
   bot.decoder.Reset();
   bot.last_snapshot_ms = now_us / 1000;  // the silence clock starts now
   bot.self_stall_us_at_snapshot = self_stall_us_;
-  bot.next_cmd_us = now_us;
-  wheel_.Reschedule(id, now_us / 1000);
+  bot.next_cmd_us = NextSendUs(bot, now_us);
+  wheel_.Reschedule(id, bot.next_cmd_us / 1000);
 }
 
 void BotThread::OnSnapshot(Bot& bot, const ENetPacket* packet, uint64_t now_us) {

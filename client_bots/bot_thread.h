@@ -60,6 +60,8 @@ class BotThread {
   // How long the server has been silent to `bot`: since its last snapshot, minus this thread's
   // own stalls since then.
   uint64_t ServerSilenceMs(const Bot& bot, uint64_t now_us) const;
+  // The first send time of `bot`'s phase at or after at_us.
+  uint64_t NextSendUs(const Bot& bot, uint64_t at_us) const;
   void Fire(uint32_t id, uint64_t now_us);
   void StartAttempt(Bot& bot, uint32_t id, uint64_t now_us);
   void TryChallenge(Bot& bot, uint32_t id, uint64_t now_us);
