@@ -54,7 +54,7 @@ struct Bot {
   uint32_t max_reported_seq = 0;  // newest applied sequence the server ever reported (--verify)
   uint64_t next_cmd_us = 0;
   uint64_t last_snapshot_ms = 0;
-  uint64_t self_stall_us_at_snapshot = 0;  // the thread's self_stall_us_ when last_snapshot_ms was set
+  uint64_t self_stall_us_at_snapshot = 0;  // the thread's self_stall_us_ at last_snapshot_ms
   std::array<proto::UserCmd, proto::kMaxCommandsPerPacket> history{};  // by seq % 4
   std::array<uint64_t, kSendRing> sent_us{};                           // by seq % kSendRing
 

@@ -1,4 +1,4 @@
-// Token bucket with delay credit: refill, the overflow banked after a silence, credit-first spending.
+// Token bucket with delay credit: refill, the overflow a silence banks, credit-first spending.
 #include "server/protocol/delay_credit_bucket.h"
 
 #include <algorithm>
@@ -30,13 +30,14 @@ void DelayCreditBucket::Refill(uint64_t now_ms) {
   const int64_t added = elapsed_ms * shape_.refill_per_ms;
   const int64_t into_bucket = std::min(added, shape_.capacity - tokens_);
   tokens_ += into_bucket;
-  if (static_cast<uint64_t>(elapsed_ms) < shape_.min_silence_ms) return;
-  // What a full bucket would have thrown away is the real time of this silence not yet covered.
+  // After a silence, what a full bucket would throw away is the real time the backlog covers.
   const int64_t overflow = std::min(added - into_bucket, shape_.max_delay_credit);
-  if (overflow > credit_) {
+  if (static_cast<uint64_t>(elapsed_ms) >= shape_.min_silence_ms && overflow > credit_) {
     credit_ = overflow;
     credit_expiry_ms_ = now_ms + shape_.credit_hold_ms;
   }
+  AS_CHECK(tokens_ <= shape_.capacity && credit_ <= shape_.max_delay_credit,
+           "DelayCreditBucket::Refill: over capacity");
 }
 
 void DelayCreditBucket::Take(int64_t amount) {

@@ -20,9 +20,10 @@ struct BucketShape {
 // usable for credit_hold_ms. That is the real time which passed while the caller's requests were
 // held up somewhere (network, kernel queue, a stalled server), and the backlog that arrives at
 // once after the silence covers exactly that time. Between shorter intervals the bucket behaves
-// as an ordinary one, overflow lost. Credit is spent before ordinary tokens. A refill banks its overflow only if that is more than the credit left (and then
-// restarts the hold), so credit never adds up over many silences: at any moment the caller can
-// spend at most capacity + max_delay_credit beyond the refill of the time to come.
+// as an ordinary one, overflow lost. Credit is spent before ordinary tokens. A refill banks its
+// overflow only if that is more than the credit left (and then restarts the hold), so credit
+// never adds up over many silences: at any moment the caller can spend at most
+// capacity + max_delay_credit beyond the refill of the time to come.
 // Invariant: 0 <= tokens <= capacity, 0 <= credit <= max_delay_credit.
 //
 // Pure: the caller supplies the clock. Not thread-safe (one owner).
