@@ -33,7 +33,11 @@ void PlayUntil(const std::vector<svtest::TestClient*>& clients, Clock::time_poin
 }
 
 // Services the clients until each has seen its last command applied, or the deadline passes.
+// The server answers only commands, and its ENet may drop a snapshot (the packet throttle, after
+// the round trip spiked during the hold), so a client still waiting after 100 ms sends one more
+// command, which carries the earlier ones as redundant copies.
 bool DrainUntilApplied(const std::vector<svtest::TestClient*>& clients, Clock::time_point deadline) {
+  auto last_nudge = Clock::now();
   while (Clock::now() < deadline) {
     bool all = true;
     for (svtest::TestClient* c : clients) {
@@ -41,6 +45,12 @@ bool DrainUntilApplied(const std::vector<svtest::TestClient*>& clients, Clock::t
       all = all && c->last_applied_sequence() == c->last_sent_sequence();
     }
     if (all) return true;
+    if (Clock::now() - last_nudge > std::chrono::milliseconds(100)) {
+      last_nudge = Clock::now();
+      for (svtest::TestClient* c : clients) {
+        if (c->last_applied_sequence() != c->last_sent_sequence()) c->SendCommand(0, 0, 90, 0, 10);
+      }
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   return false;
