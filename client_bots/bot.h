@@ -28,6 +28,9 @@ struct Bot {
   uint64_t token = 0;
   int host = 0;   // which of the thread's ENet hosts carries this bot's peers
   int server = 0; // which lobby it plays on (index into BotOptions::servers)
+  // Commands go out at phase_us + k * period on the run's clock: a seeded offset in
+  // [0, period), so bots are not in step with each other or with the server's frames.
+  uint64_t phase_us = 0;
 
   BotState state = BotState::kWaiting;
   ENetPeer* lobby_peer = nullptr;
@@ -51,6 +54,7 @@ struct Bot {
   uint32_t max_reported_seq = 0;  // newest applied sequence the server ever reported (--verify)
   uint64_t next_cmd_us = 0;
   uint64_t last_snapshot_ms = 0;
+  uint64_t self_stall_us_at_snapshot = 0;  // the thread's self_stall_us_ at last_snapshot_ms
   std::array<proto::UserCmd, proto::kMaxCommandsPerPacket> history{};  // by seq % 4
   std::array<uint64_t, kSendRing> sent_us{};                           // by seq % kSendRing
 

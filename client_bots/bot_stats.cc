@@ -68,6 +68,9 @@ void BotStats::Merge(const BotStats& o) {
   response.Merge(o.response);
   join.Merge(o.join);
   outage_ms = std::max(outage_ms, o.outage_ms);
+  self_stalls += o.self_stalls;
+  self_stall_ms_total += o.self_stall_ms_total;
+  self_stall_ms_max = std::max(self_stall_ms_max, o.self_stall_ms_max);
   connected_at_stop += o.connected_at_stop;
   for (size_t i = 0; i < states_at_stop.size(); ++i) states_at_stop[i] += o.states_at_stop[i];
 }

@@ -53,7 +53,13 @@ struct BotStats {
   std::array<uint64_t, kNumJoinFailures> join_failures{};
   core::LogHistogram response;       // microseconds
   core::LogHistogram join;           // microseconds, first attempt start to Welcome
-  double outage_ms = 0;            // longest gap between consecutive replies (this thread)
+  double outage_ms = 0;            // longest gap between consecutive replies, own stalls excluded
+  // The thread's own stalls: wake-ups (or reads of the hosts) at least BotThread::kSelfStallMs
+  // late, because the process was paused or starved of CPU. Silence from the server during them
+  // is not counted.
+  uint64_t self_stalls = 0;
+  double self_stall_ms_total = 0;
+  double self_stall_ms_max = 0;
   int connected_at_stop = 0;
   std::array<int, kNumBotStates> states_at_stop{};  // bots per BotState when the run stopped
 

@@ -5,6 +5,10 @@
 // then sleep to the next millisecond boundary. One flush per iteration batches all commands due
 // in that millisecond.
 //
+// Own stalls: a wake-up, or a read of the hosts, that comes kSelfStallMs or more late means this
+// thread was paused or starved. The server cannot answer commands that were never sent, so that
+// time is taken off the silence that makes a bot give the server up, and off outage_ms.
+//
 // Response time of command k: from its send to the first snapshot whose last_applied_sequence
 // is >= k (per bot, steady clock; send times in a ring of kSendRing). Every snapshot decoded is
 // one reply.
@@ -34,6 +38,12 @@ constexpr uint64_t kBackoffCapMs = 2000;
 constexpr uint64_t kChallengeRetryMs = 20;
 constexpr uint64_t kPublishUs = 250'000;
 constexpr uint64_t kMaxLagUs = 100'000;      // a bot this late skips commands instead of bursting
+// ENet's own timeouts are a backstop for --silence-ms, never shorter than it: a server stalled
+// for a couple of seconds is not dead.
+constexpr uint32_t kEnetTimeoutLimit = 32;
+constexpr uint32_t kEnetTimeoutMinMs = 5000;
+constexpr uint32_t kEnetTimeoutMaxMs = 10000;
+constexpr uint64_t kPhaseSalt = 0x9A5Eull;
 constexpr uint64_t kDrainMs = 500;
 constexpr uint64_t kDisconnectMs = 300;
 // The loop runs once per kLoopUs: everything that arrived meanwhile is read in one batch and all
@@ -66,6 +76,7 @@ BotThread::BotThread(std::vector<int> bot_indices, const BotOptions& options, co
     b.brain.role = ChooseRole(options.behavior, options.seed, b.index);
     b.brain.rng = IdentityToken(options.seed ^ 0x5EEDull, b.name);
     b.brain.heading_deg = static_cast<float>(UnitRandom(&b.brain.rng) * 360.0 - 180.0);
+    b.phase_us = IdentityToken(options.seed ^ kPhaseSalt, b.name) % period_us_;
     // Ramp: bot i joins at ramp * i / bots.
     const double join_s = options.ramp_s * b.index / std::max(1, options.bots);
     wheel_.Schedule(static_cast<uint32_t>(k), static_cast<uint64_t>(join_s * 1000));
@@ -104,18 +115,43 @@ uint64_t BotThread::NowUs() const {
 }
 
 void BotThread::Run(const std::atomic<bool>& stop) {
+  uint64_t wake_us = NowUs();
   while (!stop.load(std::memory_order_relaxed)) {
-    uint64_t now_us = NowUs();
-    if (now_us >= end_us_) break;
+    const uint64_t woke_us = NowUs();
+    CountSelfStall(wake_us, woke_us);
+    if (woke_us >= end_us_) break;
     ServiceHosts();
-    now_us = NowUs();
+    const uint64_t now_us = NowUs();
+    CountSelfStall(woke_us, now_us);
     for (auto& c : challenges_) c->Poll(now_us / 1000);
     wheel_.Advance(now_us / 1000, [&](uint32_t id) { Fire(id, now_us); });
     for (ENetHost* h : hosts_) enet_host_flush(h);
     if (now_us >= last_publish_us_ + kPublishUs) Publish();
-    SleepUntil(now_us - now_us % kLoopUs + kLoopUs);
+    wake_us = now_us - now_us % kLoopUs + kLoopUs;
+    SleepUntil(wake_us);
   }
   Finish(stop);
+}
+
+void BotThread::CountSelfStall(uint64_t from_us, uint64_t now_us) {
+  if (now_us < from_us + kSelfStallMs * 1000) return;
+  const uint64_t stall_us = now_us - from_us;
+  self_stall_us_ += stall_us;
+  ++stats_.self_stalls;
+  stats_.self_stall_ms_total += stall_us / 1000.0;
+  stats_.self_stall_ms_max = std::max(stats_.self_stall_ms_max, stall_us / 1000.0);
+}
+
+uint64_t BotThread::ServerSilenceMs(const Bot& bot, uint64_t now_us) const {
+  const uint64_t excused_ms = (self_stall_us_ - bot.self_stall_us_at_snapshot) / 1000;
+  const uint64_t since_ms = now_us / 1000 - std::min(now_us / 1000, bot.last_snapshot_ms);
+  return since_ms - std::min(since_ms, excused_ms);
+}
+
+uint64_t BotThread::NextSendUs(const Bot& bot, uint64_t at_us) const {
+  if (at_us <= bot.phase_us) return bot.phase_us;
+  const uint64_t periods = (at_us - bot.phase_us + period_us_ - 1) / period_us_;
+  return bot.phase_us + periods * period_us_;
 }
 
 void BotThread::WaitForTraffic(int timeout_ms) {
@@ -222,15 +258,17 @@ ENetPeer* BotThread::Connect(Bot& bot, uint16_t port) {
   ENetPeer* peer = enet_host_connect(hosts_[bot.host], &addr, proto::kNumChannels, 0);
   if (peer == nullptr) return nullptr;
   peer->data = &bot;
-  // Notice a dead server in seconds, not ENet's default 30 s.
-  enet_peer_timeout(peer, 32, 2000, 5000);
+  // ENet's default gives up after 30 s; --silence-ms normally decides long before.
+  const uint32_t silence_ms = static_cast<uint32_t>(options_.silence_ms);
+  enet_peer_timeout(peer, kEnetTimeoutLimit, std::max(kEnetTimeoutMinMs, silence_ms),
+                    std::max(kEnetTimeoutMaxMs, 2 * silence_ms));
   return peer;
 }
 
 void BotThread::SendCommand(Bot& bot, uint32_t id, uint64_t now_us) {
   const uint64_t now_ms = now_us / 1000;
   if (!sending_) return;
-  if (now_ms > bot.last_snapshot_ms + static_cast<uint64_t>(options_.silence_ms)) {
+  if (ServerSilenceMs(bot, now_us) > static_cast<uint64_t>(options_.silence_ms)) {
     LoseConnection(bot, id, now_us);
     return;
   }
@@ -254,7 +292,8 @@ void BotThread::SendCommand(Bot& bot, uint32_t id, uint64_t now_us) {
   live_.requests.fetch_add(1, std::memory_order_relaxed);
 
   bot.next_cmd_us += period_us_;
-  if (bot.next_cmd_us + kMaxLagUs < now_us) bot.next_cmd_us = now_us + period_us_;
+  // Late (a stall of this thread): skip the missed sends, keeping the phase.
+  if (bot.next_cmd_us + kMaxLagUs < now_us) bot.next_cmd_us = NextSendUs(bot, now_us + 1);
   wheel_.Reschedule(id, bot.next_cmd_us / 1000);
 }
 
@@ -449,8 +488,9 @@ void BotThread::OnWelcome(Bot& bot, const proto::Welcome& welcome, uint64_t now_
   bot.brain.player_id = welcome.player_id;
   bot.decoder.Reset();
   bot.last_snapshot_ms = now_us / 1000;  // the silence clock starts now
-  bot.next_cmd_us = now_us;
-  wheel_.Reschedule(id, now_us / 1000);
+  bot.self_stall_us_at_snapshot = self_stall_us_;
+  bot.next_cmd_us = NextSendUs(bot, now_us);
+  wheel_.Reschedule(id, bot.next_cmd_us / 1000);
 }
 
 void BotThread::OnSnapshot(Bot& bot, const ENetPacket* packet, uint64_t now_us) {
@@ -460,9 +500,11 @@ void BotThread::OnSnapshot(Bot& bot, const ENetPacket* packet, uint64_t now_us) 
   }
   ++stats_.replies_received;
   live_.replies.fetch_add(1, std::memory_order_relaxed);
-  if (last_reply_us_ != 0) stats_.outage_ms = std::max(stats_.outage_ms, (now_us - last_reply_us_) / 1000.0);
+  NoteOutage(now_us);
   last_reply_us_ = now_us;
+  self_stall_us_at_reply_ = self_stall_us_;
   bot.last_snapshot_ms = now_us / 1000;
+  bot.self_stall_us_at_snapshot = self_stall_us_;
 
   const uint32_t applied = snapshot_.last_applied_sequence;
   bot.max_reported_seq = std::max(bot.max_reported_seq, applied);
@@ -500,13 +542,20 @@ void BotThread::OnDisconnect(Bot& bot, ENetPeer* peer, uint64_t now_us) {
   }
 }
 
+void BotThread::NoteOutage(uint64_t now_us) {
+  if (last_reply_us_ == 0) return;
+  const uint64_t gap_us = now_us - last_reply_us_;
+  const uint64_t own_us = std::min(gap_us, self_stall_us_ - self_stall_us_at_reply_);
+  stats_.outage_ms = std::max(stats_.outage_ms, (gap_us - own_us) / 1000.0);
+}
+
 // --- the end of the run -----------------------------------------------------------------------
 
 void BotThread::Finish(const std::atomic<bool>& stop) {
   const uint64_t stop_us = NowUs();
   stats_.connected_at_stop = connected_;
   for (const Bot& b : bots_) ++stats_.states_at_stop[static_cast<int>(b.state)];
-  if (last_reply_us_ != 0) stats_.outage_ms = std::max(stats_.outage_ms, (stop_us - last_reply_us_) / 1000.0);
+  NoteOutage(stop_us);
   // Drain: no new commands; wait a little for the answers to those in flight.
   sending_ = false;
   auto outstanding = [&] {

@@ -29,6 +29,10 @@ namespace bots {
 class BotThread {
  public:
   static constexpr int kBotsPerHost = 2000;
+  // The thread counts itself stalled when it wakes, or finishes reading its hosts, at least this
+  // late: the process was paused or starved of CPU. Silence from the server during a stall of
+  // its own is not the server's (see BotStats::self_stalls).
+  static constexpr uint64_t kSelfStallMs = 20;
 
   // bot_indices: the global indices of this thread's bots. `options` and `nav` must outlive the
   // thread. `epoch` is the run's time zero (ramp slots and the end are measured from it).
@@ -51,6 +55,13 @@ class BotThread {
 
  private:
   uint64_t NowUs() const;
+  // Counts the time from from_us to now_us as a stall of this thread if it is kSelfStallMs or more.
+  void CountSelfStall(uint64_t from_us, uint64_t now_us);
+  // How long the server has been silent to `bot`: since its last snapshot, minus this thread's
+  // own stalls since then.
+  uint64_t ServerSilenceMs(const Bot& bot, uint64_t now_us) const;
+  // The first send time of `bot`'s phase at or after at_us.
+  uint64_t NextSendUs(const Bot& bot, uint64_t at_us) const;
   void Fire(uint32_t id, uint64_t now_us);
   void StartAttempt(Bot& bot, uint32_t id, uint64_t now_us);
   void TryChallenge(Bot& bot, uint32_t id, uint64_t now_us);
@@ -67,6 +78,8 @@ class BotThread {
   void OnWelcome(Bot& bot, const proto::Welcome& welcome, uint64_t now_us);
   void OnSnapshot(Bot& bot, const ENetPacket* packet, uint64_t now_us);
   void OnDisconnect(Bot& bot, ENetPeer* peer, uint64_t now_us);
+  // Folds the gap since the thread's last reply, minus its own stalls, into outage_ms.
+  void NoteOutage(uint64_t now_us);
   template <class M>
   bool SendReliable(ENetPeer* peer, const M& message);
   ENetPeer* Connect(Bot& bot, uint16_t port);
@@ -99,6 +112,8 @@ class BotThread {
   core::LogHistogram interval_;  // response times since the last Publish
   uint64_t last_publish_us_ = 0;
   uint64_t last_reply_us_ = 0;
+  uint64_t self_stall_us_ = 0;           // the thread's own stalls, summed over the run
+  uint64_t self_stall_us_at_reply_ = 0;  // self_stall_us_ when last_reply_us_ was set
   int connected_ = 0;
   LiveStats live_;
 };

@@ -81,6 +81,9 @@ std::string SummaryJson(const BotOptions& o, const BotStats& s, const RunFacts& 
   j << "  \"connections_lost\": " << s.connections_lost << ",\n";
   j << "  \"kicks\": " << s.kicks << ",\n";
   j << "  \"outage_ms\": " << Num(s.outage_ms) << ",\n";
+  j << "  \"self_stalls\": " << s.self_stalls << ",\n";
+  j << "  \"self_stall_ms\": {\"total\": " << Num(s.self_stall_ms_total) << ", \"max\": " << Num(s.self_stall_ms_max)
+    << "},\n";
   j << "  \"verify\": " << (o.verify ? "true" : "false") << ",\n";
   j << "  \"rejoin_checks\": " << s.rejoin_checks << ",\n";
   j << "  \"durability_violations\": " << s.durability_violations << ",\n";

@@ -1,37 +1,46 @@
 // Sequence-window and rate checks for incoming commands, and the invalid-input kick rule.
 #include "server/protocol/command_validator.h"
 
-#include <algorithm>
-
 #include "server/core/check.h"
 
 namespace proto {
+
+namespace {
+
+// Command time in microseconds: refilled at (1000 + slack) us per real ms.
+BucketShape TimeShape(const CommandLimits& l) {
+  BucketShape b;
+  b.capacity = static_cast<int64_t>(l.burst_ms) * 1000;
+  b.refill_per_ms = 1000 + static_cast<int64_t>(l.clock_slack_permille);
+  b.max_delay_credit = static_cast<int64_t>(l.max_delay_ms) * b.refill_per_ms;
+  b.min_silence_ms = l.min_silence_ms;
+  b.credit_hold_ms = l.delay_credit_hold_ms;
+  return b;
+}
+
+// Commands in thousandths: max_commands_per_s thousandths per real ms.
+BucketShape CountShape(const CommandLimits& l) {
+  BucketShape b;
+  b.capacity = static_cast<int64_t>(l.burst_commands) * 1000;
+  b.refill_per_ms = l.max_commands_per_s;
+  b.max_delay_credit = static_cast<int64_t>(l.max_delay_ms) * b.refill_per_ms;
+  b.min_silence_ms = l.min_silence_ms;
+  b.credit_hold_ms = l.delay_credit_hold_ms;
+  return b;
+}
+
+}  // namespace
 
 CommandValidator::CommandValidator(uint32_t last_accepted_sequence, uint64_t now_ms,
                                    CommandLimits limits)
     : limits_(limits),
       last_sequence_(last_accepted_sequence),
-      last_refill_ms_(now_ms),
-      time_tokens_us_(static_cast<int64_t>(limits.burst_ms) * 1000),
-      count_tokens_milli_(static_cast<int64_t>(limits.burst_commands) * 1000) {}
-
-void CommandValidator::Refill(uint64_t now_ms) {
-  if (now_ms <= last_refill_ms_) return;
-  // Cap the elapsed time so the products below cannot overflow; a full bucket is reached long
-  // before an hour anyway.
-  const int64_t elapsed_ms =
-      static_cast<int64_t>(std::min<uint64_t>(now_ms - last_refill_ms_, 3'600'000));
-  last_refill_ms_ = now_ms;
-  const int64_t time_cap = static_cast<int64_t>(limits_.burst_ms) * 1000;
-  const int64_t count_cap = static_cast<int64_t>(limits_.burst_commands) * 1000;
-  time_tokens_us_ =
-      std::min(time_cap, time_tokens_us_ + elapsed_ms * (1000 + limits_.clock_slack_permille));
-  count_tokens_milli_ =
-      std::min(count_cap, count_tokens_milli_ + elapsed_ms * limits_.max_commands_per_s);
-}
+      time_us_(TimeShape(limits), now_ms),
+      count_milli_(CountShape(limits), now_ms) {}
 
 CommandCheck CommandValidator::Check(const UserCmd& cmd, uint64_t now_ms) {
-  Refill(now_ms);
+  time_us_.Refill(now_ms);
+  count_milli_.Refill(now_ms);
   if (cmd.sequence <= last_sequence_) {
     if (last_sequence_ - cmd.sequence < limits_.duplicate_window) {
       return {CommandVerdict::kDuplicate, CommandReject::kNone};
@@ -42,12 +51,10 @@ CommandCheck CommandValidator::Check(const UserCmd& cmd, uint64_t now_ms) {
     return {CommandVerdict::kReject, CommandReject::kFarAhead};
   }
   const int64_t cost_us = static_cast<int64_t>(cmd.duration_ms) * 1000;
-  if (time_tokens_us_ < cost_us) return {CommandVerdict::kReject, CommandReject::kSpeedHack};
-  if (count_tokens_milli_ < 1000) {
-    return {CommandVerdict::kReject, CommandReject::kTooManyCommands};
-  }
-  time_tokens_us_ -= cost_us;
-  count_tokens_milli_ -= 1000;
+  if (!time_us_.Has(cost_us)) return {CommandVerdict::kReject, CommandReject::kSpeedHack};
+  if (!count_milli_.Has(1000)) return {CommandVerdict::kReject, CommandReject::kTooManyCommands};
+  time_us_.Take(cost_us);
+  count_milli_.Take(1000);
   last_sequence_ = cmd.sequence;
   return {CommandVerdict::kAccept, CommandReject::kNone};
 }

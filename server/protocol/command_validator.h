@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "server/protocol/delay_credit_bucket.h"
 #include "server/protocol/messages.h"
 
 namespace proto {
@@ -36,11 +37,20 @@ struct CommandLimits {
   uint32_t clock_slack_permille = 50;  // refill at 1.05 command-ms per real ms
   uint32_t max_commands_per_s = 250;   // command-count bucket refill rate
   uint32_t burst_commands = 250;       // command-count bucket capacity
+  // Delay credit of both buckets (DelayCreditBucket): a silence of the client (nothing judged for
+  // at least min_silence_ms) banks the refill of up to max_delay_ms of real time beyond the burst,
+  // usable for delay_credit_hold_ms.
+  uint32_t min_silence_ms = 100;
+  uint32_t max_delay_ms = 4000;
+  uint32_t delay_credit_hold_ms = 1000;
 };
 
 // One per connected client, owned by the worker thread of that client. Not thread-safe.
 // Feed a CommandPacket's commands oldest first (cmds[count-1] .. cmds[0]) and apply the accepted
-// ones in that order. Both buckets start full.
+// ones in that order. Both buckets start full. The clock is the server's receive time: a backlog
+// that arrives at once after a silence (delayed in the network or the kernel, or waiting for a
+// stalled server) is paid for by the delay credit the silence banked, so it costs the client
+// nothing; command time beyond real time over a longer stretch still empties the buckets.
 class CommandValidator {
  public:
   // last_accepted_sequence: the identity's newest applied command (JoinAccept / Welcome).
@@ -54,13 +64,10 @@ class CommandValidator {
   uint32_t last_accepted_sequence() const { return last_sequence_; }
 
  private:
-  void Refill(uint64_t now_ms);
-
   CommandLimits limits_;
   uint32_t last_sequence_;
-  uint64_t last_refill_ms_;
-  int64_t time_tokens_us_;      // command time available, microseconds
-  int64_t count_tokens_milli_;  // commands available, in thousandths
+  DelayCreditBucket time_us_;      // command time available, microseconds
+  DelayCreditBucket count_milli_;  // commands available, in thousandths
 };
 
 // Counts invalid packets of one client (decode errors, rejected commands). Not thread-safe.

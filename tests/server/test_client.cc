@@ -138,7 +138,7 @@ core::Status TestClient::Join(const JoinParams& params, int timeout_ms) {
     return core::Status::Corruption("unexpected lobby message");
   }
   enet_peer_disconnect(lobby, 0);
-  addr.port = accept.worker_port;
+  addr.port = params.worker_port != 0 ? params.worker_port : accept.worker_port;
   worker_peer_ = enet_host_connect(host_, &addr, proto::kNumChannels, 0);
   for (;;) {
     if (!WaitFor(host_, timeout_ms, &ev).ok()) return core::Status::IoError("worker connect failed");

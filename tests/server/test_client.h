@@ -31,6 +31,7 @@ struct JoinParams {
   uint64_t token = 1;
   uint16_t protocol_version = proto::kProtocolVersion;
   std::optional<uint32_t> challenge;  // default: ask the server
+  uint16_t worker_port = 0;  // nonzero: connect here, not to JoinAccept's port (a relay before it)
 };
 
 class TestClient {
