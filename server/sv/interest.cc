@@ -19,9 +19,12 @@ struct Ranked {
   game::EntityId id;
 };
 
-bool Nearer(const Ranked& a, const Ranked& b) {
-  return a.d2 < b.d2 || (!(b.d2 < a.d2) && a.id < b.id);  // as std::pair's (d2, id) order
-}
+// A function object, not a function pointer, so the heap operations inline it.
+struct Nearer {
+  bool operator()(const Ranked& a, const Ranked& b) const {
+    return a.d2 < b.d2 || (!(b.d2 < a.d2) && a.id < b.id);  // as std::pair's (d2, id) order
+  }
+};
 
 }  // namespace
 
@@ -78,7 +81,7 @@ void InterestIndex::Select(const game::World& world, game::EntityId player, floa
   static thread_local std::vector<Ranked> heap;  // max-heap by Nearer: top is the farthest kept
   heap.clear();
   const float r2 = radius * radius;
-  auto take_cell = [&](int x, int y, int z) {
+  auto take_cell = [&](int x, int y, int z) __attribute__((always_inline)) {
     if (!view.SeesCell({x / kSplit, y / kSplit, z / kSplit})) return;
     const int cell = (z * ny_ + y) * nx_ + x;
     for (uint32_t i = cell_start_[cell]; i < cell_start_[cell + 1]; ++i) {
@@ -89,11 +92,11 @@ void InterestIndex::Select(const game::World& world, game::EntityId player, floa
       if (r.d2 > r2) continue;
       if (heap.size() < max_count) {
         heap.push_back(r);
-        std::push_heap(heap.begin(), heap.end(), Nearer);
-      } else if (Nearer(r, heap.front())) {
-        std::pop_heap(heap.begin(), heap.end(), Nearer);
+        std::push_heap(heap.begin(), heap.end(), Nearer{});
+      } else if (r.d2 <= heap.front().d2 && Nearer{}(r, heap.front())) {
+        std::pop_heap(heap.begin(), heap.end(), Nearer{});
         heap.back() = r;
-        std::push_heap(heap.begin(), heap.end(), Nearer);
+        std::push_heap(heap.begin(), heap.end(), Nearer{});
       }
     }
   };
@@ -114,7 +117,7 @@ void InterestIndex::Select(const game::World& world, game::EntityId player, floa
     const float reach = k * sub_units_;
     if (heap.size() == max_count && heap.front().d2 <= reach * reach) break;  // nothing nearer left
   }
-  std::sort_heap(heap.begin(), heap.end(), Nearer);
+  std::sort_heap(heap.begin(), heap.end(), Nearer{});
   for (const Ranked& r : heap) out->push_back(r.id);
 }
 
