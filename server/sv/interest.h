@@ -2,10 +2,13 @@
 // the PVS; so do we, with no traces: a cell test and a distance test per candidate, and the
 // nearest by partial selection.
 //
-// InterestIndex buckets the frame's entities by half-PVS-cell once per reply phase; Select()
-// then visits the sub-cells of the viewer's potentially visible cells ring by ring outwards and
-// stops as soon as no unvisited sub-cell can hold anything nearer than what it has, so a crowd
-// costs only its nearest part. Threading: one index per worker thread (Build and Select on that thread); it reads the
+// InterestIndex buckets the frame's entities by PVS cell once per reply phase; Select() then
+// visits the viewer's potentially visible cells ring by ring outwards and stops as soon as no
+// unvisited cell can hold anything nearer than what it has, so a crowd
+// costs only its nearest part; where entities are sparse it scans them all instead, so a select
+// never costs more than about twice the frame's entity count.
+//
+// Threading: one index per worker thread (Build and Select on that thread); it reads the
 // world, which must not change between Build and the last Select (the reply phase).
 #pragma once
 
@@ -35,12 +38,8 @@ class InterestIndex {
     core::Vec3 center;
     game::EntityId id;
   };
-  int SubOf(float v, float origin, int n) const;  // sub-cell coordinate, clamped
-
   const vis::Pvs* pvs_ = nullptr;
-  int nx_ = 0, ny_ = 0, nz_ = 0;   // sub-cells per axis
-  float sub_units_ = 0, inv_sub_ = 0;
-  std::vector<uint32_t> cell_start_;  // items of sub-cell c: items_[cell_start_[c] .. [c + 1])
+  std::vector<uint32_t> cell_start_;  // items of cell c: items_[cell_start_[c] .. [c + 1])
   std::vector<Item> items_;
   std::vector<int> item_cell_;        // Build scratch, kept for its capacity
   std::vector<Item> sorted_;
