@@ -6,6 +6,7 @@
       response_rate.png  replies/s against players, one line per thread count   (Fig. 5b)
       response_time.png  mean and p99 response ms against players              (Fig. 5c)
       lock_wait.png      lock and wait share of thread time against players
+      capacity.png       p50 and p99 response and the share of commands answered against players
   plot.py ckpt ckpt.csv --out out/figs
       ckpt_overhead.png  checkpoint overhead per tick against updates per tick and against skew,
                          per algorithm (ckpt.csv: aftershock-ckpt-bench --csv > ckpt.csv)
@@ -103,6 +104,36 @@ def plot_lock_wait(rows, title, path):
                [("_lock", "-", " lock"), ("_wait", "--", " wait")], "% of thread time")
 
 
+def plot_capacity(rows, title, path):
+    """Capacity: p50 and p99 response against players (left), share of commands answered (right),
+    with the 50 ms p99 target drawn in."""
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    ax2 = ax.twinx()
+    for threads, rs in _by_threads(rows).items():
+        xs = [int(r["players"]) for r in rs]
+        label = f"{threads} thread{'s' if threads > 1 else ''}"
+        for key, style, name in (("bots.response_ms.p50", "-", " p50"), ("bots.response_ms.p99", "--", " p99")):
+            pts = [(x, _num(r, key)) for x, r in zip(xs, rs) if _num(r, key) is not None]
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], style, marker="o", label=label + name)
+        share = [(x, 100.0 * _num(r, "bots.commands_answered") / _num(r, "bots.requests_sent"))
+                 for x, r in zip(xs, rs) if _num(r, "bots.requests_sent")]
+        ax2.plot([p[0] for p in share], [p[1] for p in share], ":", marker="s", color="gray",
+                 label=label + " answered %")
+    ax.axhline(50, color="red", linewidth=0.8, alpha=0.6)
+    ax.set_xlabel("players (bots)")
+    ax.set_ylabel("response time (ms)")
+    ax2.set_ylabel("commands answered (%)")
+    ax2.set_ylim(0, 105)
+    ax.set_title(f"Capacity: {title}", fontsize=10)
+    ax.grid(alpha=0.3)
+    lines = ax.get_legend_handles_labels()
+    lines2 = ax2.get_legend_handles_labels()
+    ax.legend(lines[0] + lines2[0], lines[1] + lines2[1], fontsize=8, loc="upper left")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
 def cmd_sweep(args):
     rows = _load(args.table)
     if not rows:
@@ -121,6 +152,7 @@ def cmd_sweep(args):
                    [("bots.response_ms.mean", "-", " mean"), ("bots.response_ms.p99", "--", " p99")],
                    "response time (ms)")
         plot_lock_wait(rs, title, stem + "_lock_wait.png")
+        plot_capacity(rs, title, stem + "_capacity.png")
         print(f"wrote {stem}_*.png")
 
 
