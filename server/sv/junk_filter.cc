@@ -6,8 +6,9 @@
 // at thousands a second fill the table and lock every new player out (measured: with a 20k/s
 // flood none of 16 bots could join). So: an address may hold only a few half-open peers, a host
 // only a fraction of its table, and a half-open peer older than the timeout is reset. That
-// alone would let a flood from many source ports keep the fraction full, so the last CONNECT
-// refused at the cap is remembered per source, and when the same CONNECT comes again from there
+// alone would let a flood from many source ports keep the fraction full, so the last CONNECTs
+// refused at the cap are remembered per source (several: a bot process joins many players
+// through one ENet host), and when the same CONNECT comes again from there
 // (ENet clients resend it after 0.5 s, 1.5 s, 3.5 s; a flood of fresh connect ids never repeats
 // one) it evicts the oldest half-open peer and takes its place. A real client therefore gets in
 // after about one resend.
@@ -26,7 +27,7 @@ namespace sv {
 namespace {
 
 constexpr uint32_t kBudgetSlots = 4096;    // connectionless reply buckets
-constexpr uint32_t kRefusedSlots = 4096;   // sources whose last CONNECT was refused (power of two)
+constexpr uint32_t kRefusedSlots = 1024;   // sources with refused CONNECTs (power of two)
 constexpr uint64_t kRefusedMemoryMs = 5000;
 
 thread_local JunkFilter* t_active = nullptr;
@@ -120,16 +121,18 @@ int JunkFilter::AdmitConnect(uint32_t connect_id) {
   const uint64_t now_ms = core::SteadyMs();
   const uint64_t source = AddressKey(from);
   // One entry per source (hashed): a flood's junk overwrites only its own sources' entries.
-  RefusedConnect& last = refused_connects_[proto::HashSource(from.host, from.port, seed_) & (kRefusedSlots - 1)];
-  const bool resent = last.source == source && last.connect_id == connect_id &&
-                      now_ms < last.ms + kRefusedMemoryMs;
+  RefusedConnects& refused = refused_connects_[proto::HashSource(from.host, from.port, seed_) & (kRefusedSlots - 1)];
+  if (refused.source != source || now_ms >= refused.ms + kRefusedMemoryMs) refused = RefusedConnects{source};
+  const auto ids_end = refused.connect_ids.begin() + std::min<size_t>(refused.next, RefusedConnects::kIds);
+  const bool resent = std::find(refused.connect_ids.begin(), ids_end, connect_id) != ids_end;
   bool admit = HalfOpenFrom(AddressKey(from)) < limits_.half_open_per_address;
   if (admit && half_open_ >= half_open_cap_) {
     admit = resent && EvictOldestHalfOpen();
     if (admit) counters_->half_open_evicted.fetch_add(1, std::memory_order_relaxed);
   }
   if (!admit) {
-    last = RefusedConnect{source, connect_id, now_ms};
+    refused.ms = now_ms;
+    refused.connect_ids[refused.next++ % RefusedConnects::kIds] = connect_id;
     counters_->connect_capped.fetch_add(1, std::memory_order_relaxed);
     return 1;
   }

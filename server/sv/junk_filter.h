@@ -11,6 +11,7 @@
 // JunkCounters (any thread).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -58,10 +59,14 @@ class JunkFilter {
   uint32_t half_open_cap() const { return half_open_cap_; }
 
  private:
-  struct RefusedConnect {  // a source's last refused CONNECT
-    uint64_t source = 0;    // address:port; 0: empty
-    uint32_t connect_id = 0;
-    uint64_t ms = 0;
+  // The CONNECTs last refused from one source (a bot process joins many players through one
+  // ENet host, so one source has several handshakes under way).
+  struct RefusedConnects {
+    static constexpr size_t kIds = 16;
+    uint64_t source = 0;  // address:port; 0: empty
+    uint64_t ms = 0;      // the last refusal
+    std::array<uint32_t, kIds> connect_ids{};
+    uint32_t next = 0;    // ring position
   };
 
   int AdmitConnect(uint32_t connect_id);
@@ -81,7 +86,7 @@ class JunkFilter {
   std::vector<uint64_t> half_open_since_ms_;  // per peer slot; 0: not half-open at the last sweep
   uint32_t half_open_ = 0;
   std::vector<std::pair<uint64_t, uint32_t>> half_open_by_address_;  // (address:port, peers)
-  std::vector<RefusedConnect> refused_connects_;  // hashed by source
+  std::vector<RefusedConnects> refused_connects_;  // hashed by source
 };
 
 }  // namespace sv
