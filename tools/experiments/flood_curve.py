@@ -83,7 +83,7 @@ def _load(path):
 def run_one(args, rate, rep, port):
     tag = os.path.join(args.out, f"r{rate}_{rep}")
     stats = tag + ".server.json"
-    server = _spawn([os.path.join(BIN, "aftershock-server"), "--port", str(port), "--bind", "127.0.0.1",
+    server = _spawn([args.server_bin, "--port", str(port), "--bind", "127.0.0.1",
                      "--threads", str(args.threads), "--max-players", str(args.max_players),
                      "--data-dir", "", "--log-level", "warn", "--stats-out", stats,
                      "--stats-interval", "1"], tag + ".server.log")
@@ -123,6 +123,7 @@ def run_one(args, rate, rep, port):
         "p50_ms": b.get("response_ms", {}).get("p50"), "p99_ms": b.get("response_ms", {}).get("p99"),
         "connected": b.get("connected"), "kicks": b.get("kicks"),
         "connections_lost": b.get("connections_lost"), "join_failures": b.get("join_failures"),
+        "join_p50_ms": b.get("join_ms", {}).get("p50"), "join_max_ms": b.get("join_ms", {}).get("max"),
         "server_kicked": s.get("kicked"), "server_cpu_s": round(cpu, 3),
         "server_cpu_pct": round(100 * cpu / wall, 1),
         "junk_dropped": junk.get("dropped"), "half_open_max": junk.get("half_open_max"),
@@ -144,6 +145,8 @@ def main():
                          "before: 1 s before them (they also join under it)")
     ap.add_argument("--mix", default="random,truncated,oversize,connectionless,enet-connect",
                     help="aftershock-flood --mix")
+    ap.add_argument("--server-bin", default=os.path.join(BIN, "aftershock-server"),
+                    help="the server binary (another build, to compare before and after a change)")
     ap.add_argument("--out", default="out/flood")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
@@ -170,7 +173,8 @@ def main():
         summary.append({
             "rate": rate, "runs": len(rs), "p50_ms": med("p50_ms"), "p99_ms": med("p99_ms"),
             "kicks": sum(r["kicks"] or 0 for r in rs), "connections_lost": sum(r["connections_lost"] or 0 for r in rs),
-            "join_failures": sum(r["join_failures"] or 0 for r in rs), "server_cpu_pct": med("server_cpu_pct"),
+            "join_failures": sum(r["join_failures"] or 0 for r in rs), "join_p50_ms": med("join_p50_ms"),
+            "join_max_ms": max([r["join_max_ms"] or 0 for r in rs] or [0]), "server_cpu_pct": med("server_cpu_pct"),
             "cpu_us_per_junk": round(1e6 * (med("server_cpu_s") - base_cpu) / med("junk_sent"), 2) if rate else 0,
             "half_open_max": med("half_open_max"),
         })
