@@ -32,7 +32,7 @@ inline constexpr size_t kEnetConnectBytes = 52;
 void MakeJunk(JunkKind kind, std::mt19937_64& rng, std::vector<uint8_t>* out);
 
 // True if `reply` (a datagram the server sent back) is an ENet VERIFY_CONNECT: the server gave
-// one of our CONNECTs a peer slot.
+// one of our CONNECTs a peer slot (ENet resends it about every 0.5-1 s while the slot lasts).
 bool IsVerifyConnect(const uint8_t* reply, size_t bytes);
 
 }  // namespace flood
