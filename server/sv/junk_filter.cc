@@ -4,14 +4,16 @@
 // Why the half-open rules look as they do. A CONNECT makes ENet take a peer slot and resend a
 // reliable VERIFY_CONNECT until the peer times out (5 s and more), whoever sent it. Junk CONNECTs
 // at thousands a second fill the table and lock every new player out (measured: with a 20k/s
-// flood none of 16 bots could join). So: an address may hold only a few half-open peers, a host
-// only a fraction of its table, and a half-open peer older than the timeout is reset. That
-// alone would let a flood from many source ports keep the fraction full, so the last CONNECTs
-// refused at the cap are remembered per source (several: a bot process joins many players
-// through one ENet host), and when the same CONNECT comes again from there
-// (ENet clients resend it after 0.5 s, 1.5 s, 3.5 s; a flood of fresh connect ids never repeats
-// one) it evicts the oldest half-open peer and takes its place. A real client therefore gets in
-// after about one resend.
+// flood none of 16 bots could join). So a host admits CONNECTs only while fewer than 3/4 of its
+// slots are half-open and a slot is free, and resets a half-open peer after the timeout. That
+// alone would let a flood keep the half-open share full, so the last CONNECTs refused are
+// remembered per source, and when the same CONNECT comes again from there (ENet clients resend
+// it after 0.5 s, 1.5 s, 3.5 s; a flood of fresh connect ids never repeats one) it evicts the
+// oldest half-open peer and takes its place. A real client therefore gets in after about one
+// resend. There is no cap per source address, and the share is large: a bot process joins
+// hundreds of players through one ENet host at once; a cap of 16 per source made 136 of 200 such
+// joins fail, and a share of 1/2 made 88 of them wait for a resend (measured, 200 bots at once
+// against --max-players 256).
 #include "server/sv/junk_filter.h"
 
 #include <arpa/inet.h>
@@ -41,8 +43,6 @@ uint64_t RandomSeed() {
   return (static_cast<uint64_t>(rd()) << 32) ^ rd();
 }
 
-uint64_t AddressKey(const ENetAddress& a) { return (static_cast<uint64_t>(a.host) << 16) | a.port; }
-
 bool SameAddress(const ENetAddress& a, const ENetAddress& b) { return a.host == b.host && a.port == b.port; }
 
 }  // namespace
@@ -53,7 +53,7 @@ JunkFilter::JunkFilter(ENetHost* host, JunkCounters* counters, ConnectionlessHan
       counters_(counters),
       on_connectionless_(std::move(on_connectionless)),
       limits_(limits),
-      half_open_cap_(std::max<uint32_t>(limits.half_open_min, static_cast<uint32_t>(host->peerCount / 8))),
+      half_open_cap_(std::max<uint32_t>(limits.half_open_min, static_cast<uint32_t>(host->peerCount * 3 / 4))),
       seed_(RandomSeed()),
       connectionless_budget_(limits.connectionless_burst, limits.connectionless_per_s, kBudgetSlots, seed_),
       half_open_since_ms_(host->peerCount, 0),
@@ -119,15 +119,16 @@ int JunkFilter::Screen() {
 int JunkFilter::AdmitConnect(uint32_t connect_id) {
   const ENetAddress& from = host_->receivedAddress;
   const uint64_t now_ms = core::SteadyMs();
-  const uint64_t source = AddressKey(from);
+  const uint64_t source = (static_cast<uint64_t>(from.host) << 16) | from.port;
   // One entry per source (hashed): a flood's junk overwrites only its own sources' entries.
   RefusedConnects& refused = refused_connects_[proto::HashSource(from.host, from.port, seed_) & (kRefusedSlots - 1)];
   if (refused.source != source || now_ms >= refused.ms + kRefusedMemoryMs) refused = RefusedConnects{source};
   const auto ids_end = refused.connect_ids.begin() + std::min<size_t>(refused.next, RefusedConnects::kIds);
   const bool resent = std::find(refused.connect_ids.begin(), ids_end, connect_id) != ids_end;
-  bool admit = HalfOpenFrom(AddressKey(from)) < limits_.half_open_per_address;
-  if (admit && half_open_ >= half_open_cap_) {
-    admit = resent && EvictOldestHalfOpen();
+  const bool room = half_open_ < half_open_cap_ && free_slots_ > 0;
+  bool admit = room;
+  if (!room && resent) {  // a real ENet client: make room for it
+    admit = EvictOldestHalfOpen();
     if (admit) counters_->half_open_evicted.fetch_add(1, std::memory_order_relaxed);
   }
   if (!admit) {
@@ -136,18 +137,19 @@ int JunkFilter::AdmitConnect(uint32_t connect_id) {
     counters_->connect_capped.fetch_add(1, std::memory_order_relaxed);
     return 1;
   }
-  AddHalfOpen(AddressKey(from), 1);  // may count a resend ENet then ignores: the sweep recounts
-  ++half_open_;
+  ++half_open_;  // may count a resend ENet then ignores: the next sweep recounts
+  if (room) --free_slots_;  // else it takes the slot the eviction freed
   return 0;
 }
 
 void JunkFilter::SweepHalfOpen(uint64_t now_ms) {
   half_open_ = 0;
-  half_open_by_address_.clear();
+  free_slots_ = 0;
   for (size_t i = 0; i < host_->peerCount; ++i) {
     ENetPeer& peer = host_->peers[i];
     if (peer.state != ENET_PEER_STATE_ACKNOWLEDGING_CONNECT) {
       half_open_since_ms_[i] = 0;
+      if (peer.state == ENET_PEER_STATE_DISCONNECTED) ++free_slots_;
       continue;
     }
     if (half_open_since_ms_[i] == 0) {
@@ -156,10 +158,10 @@ void JunkFilter::SweepHalfOpen(uint64_t now_ms) {
       enet_peer_reset(&peer);  // our code never saw it: no CONNECT event came
       half_open_since_ms_[i] = 0;
       counters_->half_open_expired.fetch_add(1, std::memory_order_relaxed);
+      ++free_slots_;
       continue;
     }
     ++half_open_;
-    AddHalfOpen(AddressKey(peer.address), 1);
   }
   counters_->NoteHalfOpen(half_open_);
 }
@@ -177,29 +179,10 @@ bool JunkFilter::EvictOldestHalfOpen() {
     }
   }
   if (oldest == host_->peerCount) return false;
-  ENetPeer& peer = host_->peers[oldest];
-  AddHalfOpen(AddressKey(peer.address), -1);
-  enet_peer_reset(&peer);
+  enet_peer_reset(&host_->peers[oldest]);
   half_open_since_ms_[oldest] = 0;
   if (half_open_ > 0) --half_open_;
   return true;
-}
-
-uint32_t JunkFilter::HalfOpenFrom(uint64_t address) const {
-  for (const auto& [key, count] : half_open_by_address_) {
-    if (key == address) return count;
-  }
-  return 0;
-}
-
-void JunkFilter::AddHalfOpen(uint64_t address, int delta) {
-  for (auto& [key, count] : half_open_by_address_) {
-    if (key == address) {
-      count = delta < 0 && count == 0 ? 0 : count + delta;
-      return;
-    }
-  }
-  if (delta > 0) half_open_by_address_.emplace_back(address, static_cast<uint32_t>(delta));
 }
 
 }  // namespace sv

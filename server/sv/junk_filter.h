@@ -1,8 +1,9 @@
 // JunkFilter: the cheap-drop path for datagrams that are not traffic of a client, installed on
 // the lobby's and every worker's ENet host as ENetHost::intercept, so junk is dropped before
-// ENet allocates anything for it and long before game code. It also bounds the peers a stranger
-// can make ENet hold half-open with CONNECTs that no handshake follows, and the connectionless
-// replies (lobby only) one source can draw. The rules and numbers: docs/protocol.md, 7.4.
+// ENet allocates anything for it and long before game code. It also bounds the peers CONNECTs
+// that no handshake follows can make ENet hold half-open, keeps them from locking real clients
+// out, and limits the connectionless replies (lobby only) one source can draw. The rules and
+// numbers: docs/protocol.md, 7.4.
 //
 // Ownership and threading: one filter per ENetHost, constructed after the host and destroyed
 // before it, used only by the host's thread. It reaches the hook through a thread-local pointer
@@ -15,7 +16,6 @@
 #include <cstdint>
 #include <functional>
 #include <span>
-#include <utility>
 #include <vector>
 
 #include <enet/enet.h>
@@ -27,8 +27,7 @@
 namespace sv {
 
 struct JunkLimits {
-  uint32_t half_open_per_address = 16;  // peers one IPv4 address:port may hold half-open
-  uint32_t half_open_min = 16;          // a host's cap is max(this, peers / 8)
+  uint32_t half_open_min = 16;          // a host's cap is max(this, 3/4 of its peer slots)
   uint64_t half_open_timeout_ms = 2000; // a half-open peer older than this is reset
   double connectionless_burst = 8;      // replies per source (address:port) at once...
   double connectionless_per_s = 4;      // ...and refilled per second
@@ -62,7 +61,7 @@ class JunkFilter {
   // The CONNECTs last refused from one source (a bot process joins many players through one
   // ENet host, so one source has several handshakes under way).
   struct RefusedConnects {
-    static constexpr size_t kIds = 16;
+    static constexpr size_t kIds = 32;
     uint64_t source = 0;  // address:port; 0: empty
     uint64_t ms = 0;      // the last refusal
     std::array<uint32_t, kIds> connect_ids{};
@@ -72,9 +71,6 @@ class JunkFilter {
   int AdmitConnect(uint32_t connect_id);
   void SweepHalfOpen(uint64_t now_ms);
   bool EvictOldestHalfOpen();
-  // Half-open peers of one address:port (entries exist only for addresses holding some).
-  uint32_t HalfOpenFrom(uint64_t address) const;
-  void AddHalfOpen(uint64_t address, int delta);
 
   ENetHost* host_;
   JunkCounters* counters_;
@@ -84,8 +80,8 @@ class JunkFilter {
   uint64_t seed_;
   proto::SourceLimiter connectionless_budget_;
   std::vector<uint64_t> half_open_since_ms_;  // per peer slot; 0: not half-open at the last sweep
-  uint32_t half_open_ = 0;
-  std::vector<std::pair<uint64_t, uint32_t>> half_open_by_address_;  // (address:port, peers)
+  uint32_t half_open_ = 0;   // as of the last sweep, plus admissions since
+  uint32_t free_slots_ = 0; // as of the last sweep, minus admissions since
   std::vector<RefusedConnects> refused_connects_;  // hashed by source
 };
 
