@@ -46,7 +46,7 @@ class JunkFilter {
   JunkFilter& operator=(const JunkFilter&) = delete;
 
   // proto::DrainHost with this filter on the hook. First resets half-open peers past the
-  // timeout and recounts them, so the caps see the peer table as it is.
+  // timeout and recounts them, so the cap sees the peer table as it is.
   proto::DrainResult Drain(const std::function<void(ENetEvent&)>& on_event, uint32_t wait_ms = 0);
 
   // The hook's decision for the datagram ENet just read (host->receivedData): 1 consumed (junk
