@@ -104,7 +104,7 @@ TEST_CASE("junk filter: junk shapes are dropped and counted") {
   CHECK(b.HalfOpenInTable() == 0);
 }
 
-TEST_CASE("junk filter: CONNECTs from nowhere stay under the caps and expire") {
+TEST_CASE("junk filter: CONNECTs from nowhere stay under the cap and expire") {
   Bench b(8);
   std::mt19937_64 rng(3);
   for (int round = 0; round < 5; ++round) {
