@@ -1,6 +1,17 @@
 #include "server/protocol/enet_drain.h"
 
+#include <cerrno>
+
 namespace proto {
+
+namespace {
+
+// Errors of the socket itself, after which reading again cannot succeed.
+bool SocketBroken(int err) {
+  return err == EBADF || err == ENOTSOCK || err == EINVAL || err == EFAULT || err == ENOMEM;
+}
+
+}  // namespace
 
 DrainResult DrainHost(ENetHost* host, const std::function<void(ENetEvent&)>& on_event,
                       uint32_t wait_ms, uint64_t max_datagrams) {
@@ -8,12 +19,23 @@ DrainResult DrainHost(ENetHost* host, const std::function<void(ENetEvent&)>& on_
   for (enet_uint32 timeout = wait_ms;; timeout = 0) {
     const enet_uint32 before = host->totalReceivedPackets;
     ENetEvent ev;
+    errno = 0;
     const int r = enet_host_service(host, &ev, timeout);
     const enet_uint32 read = host->totalReceivedPackets - before;  // wraps correctly
     out.datagrams += read;
     if (r < 0) {
-      out.error = true;
-      return out;
+      // Usually one datagram too large for ENet's buffer, already consumed: read on.
+      ++out.read_errors;
+      if (SocketBroken(errno)) {
+        out.error = true;
+        return out;
+      }
+      ++out.datagrams;  // the failed one
+      if (out.datagrams >= max_datagrams) {
+        out.capped = true;
+        return out;
+      }
+      continue;
     }
     if (r > 0) {
       ++out.events;

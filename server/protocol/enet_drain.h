@@ -5,6 +5,12 @@
 // unknown peers), even if thousands more are queued. A server whose clients acknowledge its
 // reliable messages then reads only one such batch per frame and the socket backlog grows until
 // the kernel drops datagrams. DrainHost calls again while the last call read a full batch.
+//
+// And why not stop at the first error: ENet 1.3.17 reads into a 4096-byte buffer and returns -1
+// from enet_host_service for a datagram that did not fit (MSG_TRUNC), after the kernel has
+// consumed it. One oversize datagram per frame from anyone would otherwise stop the server from
+// reading its players' packets behind it. DrainHost counts such failures and goes on; only a
+// socket that is broken (EBADF, ENOTSOCK...) makes it give up.
 #pragma once
 
 #include <cstdint>
@@ -18,17 +24,19 @@ namespace proto {
 inline constexpr uint32_t kEnetReadBatch = 256;
 
 struct DrainResult {
-  uint64_t events = 0;     // events handed to on_event
-  uint64_t datagrams = 0;  // datagrams ENet read from the socket
-  bool error = false;      // enet_host_service failed (socket error); the rest is left
-  bool capped = false;     // stopped at max_datagrams with more possibly queued
+  uint64_t events = 0;       // events handed to on_event
+  uint64_t datagrams = 0;    // datagrams ENet read from the socket, failed reads included
+  uint64_t read_errors = 0;  // failed enet_host_service calls (mostly datagrams over 4096 bytes)
+  bool error = false;        // the socket is broken (not one datagram that failed): gave up
+  bool capped = false;       // stopped at max_datagrams with more possibly queued
 };
 
 // Services `host` until it returns no event after reading less than a full batch (the socket
-// is empty), it fails, or about max_datagrams were read (a flood must not hold the caller
-// forever: the rest waits for the next call). The first call waits up to wait_ms for traffic,
-// the others do not wait. Every event goes to on_event, which owns a RECEIVE event's packet.
-// Sends queued packets as a side effect, like any enet_host_service call.
+// is empty), its socket is broken, or about max_datagrams were read, counting each failed call
+// as one (a flood must not hold the caller forever: the rest waits for the next call). The first
+// call waits up to wait_ms for traffic, the others do not wait. Every event goes to on_event,
+// which owns a RECEIVE event's packet. Sends queued packets as a side effect, like any
+// enet_host_service call.
 DrainResult DrainHost(ENetHost* host, const std::function<void(ENetEvent&)>& on_event,
                       uint32_t wait_ms = 0, uint64_t max_datagrams = 64 * kEnetReadBatch);
 

@@ -8,7 +8,6 @@
 #include <spdlog/spdlog.h>
 
 #include "server/core/steady_clock.h"
-#include "server/protocol/enet_drain.h"
 #include "server/protocol/messages.h"
 #include "server/sv/transport.h"
 
@@ -18,12 +17,6 @@ namespace {
 
 constexpr uint64_t kJoinTimeoutMs = 5000;  // a connection must send its JoinRequest by then
 constexpr uint64_t kLeaveTimeoutMs = 5000;  // an accepted client must leave the lobby by then
-
-thread_local Lobby* t_lobby = nullptr;
-
-int ENET_CALLBACK InterceptHook(ENetHost* host, ENetEvent* /*event*/) {
-  return t_lobby != nullptr ? t_lobby->HandleRaw(host) : 0;
-}
 
 uint64_t RandomWord() {
   std::random_device rd;
@@ -39,7 +32,6 @@ core::Status Lobby::Create(const std::string& bind_address, uint16_t port, size_
   ENetHost* host = nullptr;
   core::Status s = CreateServerHost(bind_address, port, max_peers, &host);
   if (!s.ok()) return core::Status::IoError("lobby: " + s.message());
-  host->intercept = InterceptHook;
   out->reset(new Lobby(host, stats, board, to_master, from_master));
   return core::Status::OK();
 }
@@ -52,39 +44,36 @@ Lobby::Lobby(ENetHost* host, ServerStats* stats, const StatusBoard* board,
       to_master_(to_master),
       from_master_(from_master),
       challenges_(RandomWord(), RandomWord()),
-      start_ms_(core::SteadyMs()) {}
+      start_ms_(core::SteadyMs()),
+      junk_(host, &stats->junk, [this](ENetHost*, std::span<const uint8_t> data) {
+        return AnswerConnectionless(data);
+      }) {}
 
 Lobby::~Lobby() { enet_host_destroy(host_); }
 
-int Lobby::HandleRaw(ENetHost* host) {
-  const std::span<const uint8_t> data(host->receivedData, host->receivedDataLength);
-  if (!proto::IsConnectionless(data)) return 0;  // an ENet datagram: let ENet parse it
+bool Lobby::AnswerConnectionless(std::span<const uint8_t> data) {
   proto::ConnectionlessRequest request;
-  if (!proto::ParseRequest(data, &request).ok()) {
-    stats_->invalid_packets.fetch_add(1, std::memory_order_relaxed);
-    return 1;
-  }
+  if (!proto::ParseRequest(data, &request).ok()) return false;
   std::vector<uint8_t> reply;
   if (request == proto::ConnectionlessRequest::kGetChallenge) {
     const uint64_t now_s = core::SteadyMs() / 1000;
     reply = proto::EncodeChallengeReply(
-        challenges_.Issue(ntohl(host->receivedAddress.host), 0, now_s));
+        challenges_.Issue(ntohl(host_->receivedAddress.host), 0, now_s));
   } else {
     proto::ServerStatus status = board_->Get();
     status.uptime_s = (core::SteadyMs() - start_ms_) / 1000;
-    if (!proto::EncodeStatusReply(status, &reply).ok()) return 1;
+    if (!proto::EncodeStatusReply(status, &reply).ok()) return true;  // our fault, not theirs
   }
   ENetBuffer buf;
   buf.data = reply.data();
   buf.dataLength = reply.size();
-  enet_socket_send(host->socket, &host->receivedAddress, &buf, 1);
-  return 1;
+  enet_socket_send(host_->socket, &host_->receivedAddress, &buf, 1);
+  return true;
 }
 
 void Lobby::Run(const std::atomic<bool>& stop) {
-  t_lobby = this;
   while (!stop.load(std::memory_order_acquire)) {
-    proto::DrainHost(host_, [this](ENetEvent& ev) { HandleEvent(ev, false); }, /*wait_ms=*/2);
+    junk_.Drain([this](ENetEvent& ev) { HandleEvent(ev, false); }, /*wait_ms=*/2);
     ApplyDecisions();
     ExpireIdle(core::SteadyMs());
   }
@@ -99,7 +88,6 @@ void Lobby::Run(const std::atomic<bool>& stop) {
     if (enet_host_service(host_, &ev, 5) > 0) HandleEvent(ev, true);
   }
   enet_host_flush(host_);
-  t_lobby = nullptr;
 }
 
 void Lobby::HandleEvent(const ENetEvent& ev, bool stopping) {

@@ -1,5 +1,5 @@
 // Lobby: the server's front door on the base UDP port. Answers connectionless getchallenge and
-// status queries (raw datagrams caught by ENetHost::intercept), takes ENet connections that send
+// status queries (raw datagrams caught by its JunkFilter on ENetHost::intercept), takes ENet connections that send
 // one JoinRequest, checks version, name and challenge, and hands the request to the master
 // (identity and capacity are decided in the serial world phase). Then replies JoinAccept
 // (worker port + ticket) or JoinRefuse (reason) and disconnects.
@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <mutex>
 #include <string>
 #include <unordered_map>
@@ -20,6 +21,7 @@
 #include "server/core/status.h"
 #include "server/protocol/challenge.h"
 #include "server/protocol/connectionless.h"
+#include "server/sv/junk_filter.h"
 #include "server/sv/server_stats.h"
 #include "server/sv/thread_messages.h"
 #include "server/sv/thread_queue.h"
@@ -55,9 +57,6 @@ class Lobby {
   // The lobby thread's loop: returns once `stop` is set and peers were told (kShuttingDown).
   void Run(const std::atomic<bool>& stop);
 
-  // Called from ENet's intercept hook on the lobby thread.
-  int HandleRaw(ENetHost* host);
-
  private:
   struct Conn {
     ENetPeer* peer = nullptr;
@@ -69,6 +68,9 @@ class Lobby {
 
   Lobby(ENetHost* host, ServerStats* stats, const StatusBoard* board,
         ThreadQueue<JoinTicketRequest>* to_master, ThreadQueue<JoinDecision>* from_master);
+  // Replies to a getchallenge or status datagram (from the junk filter, lobby thread); false if
+  // it was malformed.
+  bool AnswerConnectionless(std::span<const uint8_t> data);
   void HandleEvent(const ENetEvent& ev, bool stopping);
   void HandleJoinRequest(uint64_t id, Conn* conn, const ENetPacket* packet, bool stopping);
   void Refuse(Conn* conn, proto::RefuseReason reason, const std::string& text);
@@ -86,6 +88,7 @@ class Lobby {
   uint64_t next_conn_ = 1;
   std::unordered_map<uint64_t, Conn> conns_;
   std::vector<JoinDecision> decisions_;
+  JunkFilter junk_;  // last: its handler uses the members above
 };
 
 

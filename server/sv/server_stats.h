@@ -117,6 +117,39 @@ class PhaseClock {
   uint64_t carved_ns_ = 0;
 };
 
+// Junk datagrams the hosts' junk filter (junk_filter.h) dropped before ENet or game code saw
+// them, by reason, and the half-open peers it watched. Any thread (fetch_add; half_open_max by
+// compare-exchange). docs/stats.md, `junk`.
+struct JunkCounters {
+  std::atomic<uint64_t> short_datagrams{0};         // shorter than an ENet header + command
+  std::atomic<uint64_t> oversize{0};                // longer than the hosts' MTU (1400)
+  std::atomic<uint64_t> unreadable{0};              // over ENet's 4096-byte buffer: failed reads
+  std::atomic<uint64_t> bad_header{0};              // compressed flag, or no valid command
+  std::atomic<uint64_t> bad_connect{0};             // to peer id 0xFFF but no well-formed CONNECT
+  std::atomic<uint64_t> unknown_peer{0};            // for a free slot or another address's slot
+  std::atomic<uint64_t> connectionless_bad{0};      // unparseable, or at a worker port
+  std::atomic<uint64_t> connectionless_limited{0};  // the source's reply budget was spent
+  std::atomic<uint64_t> connect_capped{0};          // a CONNECT over the half-open caps
+  std::atomic<uint64_t> half_open_expired{0};       // half-open peers reset after the timeout
+  std::atomic<uint64_t> half_open_evicted{0};       // reset to admit a retransmitted CONNECT
+  std::atomic<uint64_t> half_open_max{0};           // most half-open peers seen on one host
+
+  uint64_t Dropped() const {
+    uint64_t sum = 0;
+    for (const std::atomic<uint64_t>* c : {&short_datagrams, &oversize, &unreadable, &bad_header,
+                                           &bad_connect, &unknown_peer, &connectionless_bad,
+                                           &connectionless_limited, &connect_capped}) {
+      sum += c->load(std::memory_order_relaxed);
+    }
+    return sum;
+  }
+  void NoteHalfOpen(uint64_t n) {
+    uint64_t seen = half_open_max.load(std::memory_order_relaxed);
+    while (n > seen && !half_open_max.compare_exchange_weak(seen, n, std::memory_order_relaxed)) {
+    }
+  }
+};
+
 // Whole-server figures. Frame-level fields are written by the thread that closes the frame's
 // bookkeeping (the master of the next world phase); the reporter reads them at any time.
 class ServerStats {
@@ -162,6 +195,7 @@ class ServerStats {
   std::atomic<uint64_t> leaves{0};
   std::atomic<uint64_t> players_online{0};
   std::atomic<uint64_t> max_players_online{0};
+  JunkCounters junk;
 
  private:
   int threads_;

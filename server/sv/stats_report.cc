@@ -104,6 +104,42 @@ std::array<double, kPhaseCount> Percentages(const std::array<uint64_t, kPhaseCou
   return pct;
 }
 
+namespace {
+
+JunkReport TakeJunkReport(const JunkCounters& c) {
+  JunkReport r;
+  r.short_datagrams = Load(c.short_datagrams);
+  r.oversize = Load(c.oversize);
+  r.unreadable = Load(c.unreadable);
+  r.bad_header = Load(c.bad_header);
+  r.bad_connect = Load(c.bad_connect);
+  r.unknown_peer = Load(c.unknown_peer);
+  r.connectionless_bad = Load(c.connectionless_bad);
+  r.connectionless_limited = Load(c.connectionless_limited);
+  r.connect_capped = Load(c.connect_capped);
+  r.dropped = r.short_datagrams + r.oversize + r.unreadable + r.bad_header + r.bad_connect +
+              r.unknown_peer + r.connectionless_bad + r.connectionless_limited + r.connect_capped;
+  r.half_open_expired = Load(c.half_open_expired);
+  r.half_open_evicted = Load(c.half_open_evicted);
+  r.half_open_max = Load(c.half_open_max);
+  return r;
+}
+
+std::string JunkJson(const JunkReport& r) {
+  return "{\"dropped\": " + Num(r.dropped) + ", \"short\": " + Num(r.short_datagrams) +
+         ", \"oversize\": " + Num(r.oversize) + ", \"unreadable\": " + Num(r.unreadable) +
+         ", \"bad_header\": " + Num(r.bad_header) + ", \"bad_connect\": " + Num(r.bad_connect) +
+         ", \"unknown_peer\": " + Num(r.unknown_peer) +
+         ", \"connectionless_bad\": " + Num(r.connectionless_bad) +
+         ", \"connectionless_limited\": " + Num(r.connectionless_limited) +
+         ", \"connect_capped\": " + Num(r.connect_capped) +
+         ", \"half_open_expired\": " + Num(r.half_open_expired) +
+         ", \"half_open_evicted\": " + Num(r.half_open_evicted) +
+         ", \"half_open_max\": " + Num(r.half_open_max) + "}";
+}
+
+}  // namespace
+
 StatsReport TakeReport(const ServerStats& s, const ReportInfo& info) {
   StatsReport r;
   r.info = info;
@@ -116,6 +152,7 @@ StatsReport TakeReport(const ServerStats& s, const ReportInfo& info) {
   r.joins = Load(s.joins);
   r.join_refusals = Load(s.join_refusals);
   r.leaves = Load(s.leaves);
+  r.junk = TakeJunkReport(s.junk);
   for (int t = 0; t < s.threads(); ++t) {
     const ThreadStats& ts = s.thread(t);
     std::array<uint64_t, kPhaseCount> ns{};
@@ -204,6 +241,7 @@ std::string ToJson(const StatsReport& r) {
   if (r.durability.enabled) DurabilityJson(r.durability, &j);
   field("invalid_packets", Num(r.invalid_packets));
   field("kicked", Num(r.kicked));
+  field("junk", JunkJson(r.junk));
   field("joins", Num(r.joins));
   field("join_refusals", Num(r.join_refusals));
   field("leaves", Num(r.leaves), /*last=*/true);
@@ -219,14 +257,15 @@ std::string ConsoleLine(const StatsReport& prev, const StatsReport& cur) {
   char buf[256];
   std::snprintf(buf, sizeof buf,
                 "players %llu | %.1f frames/s | %.0f req/s | frame p99 %.2f ms | lock %.1f%% | "
-                "wait %.1f%% | idle %.1f%% | invalid %llu kicked %llu",
+                "wait %.1f%% | idle %.1f%% | invalid %llu kicked %llu junk %llu",
                 static_cast<unsigned long long>(cur.players),
                 Ratio(static_cast<double>(cur.frames - prev.frames), dt),
                 Ratio(static_cast<double>(cur.requests - prev.requests), dt), cur.frame.p99_ms,
                 P(Phase::kLockLeaf) + P(Phase::kLockParent),
                 P(Phase::kIntraWait) + P(Phase::kInterWait), P(Phase::kIdle),
                 static_cast<unsigned long long>(cur.invalid_packets),
-                static_cast<unsigned long long>(cur.kicked));
+                static_cast<unsigned long long>(cur.kicked),
+                static_cast<unsigned long long>(cur.junk.dropped));
   return buf;
 }
 

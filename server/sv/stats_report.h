@@ -34,11 +34,20 @@ struct DurabilityReport {
   durability::DurabilityStats stats;
 };
 
+// The junk filter's counters (JunkCounters), and their sum.
+struct JunkReport {
+  uint64_t dropped = 0;
+  uint64_t short_datagrams = 0, oversize = 0, unreadable = 0, bad_header = 0, bad_connect = 0,
+           unknown_peer = 0, connectionless_bad = 0, connectionless_limited = 0, connect_capped = 0;
+  uint64_t half_open_expired = 0, half_open_evicted = 0, half_open_max = 0;
+};
+
 struct StatsReport {
   ReportInfo info;
   uint64_t players = 0, max_players_online = 0;
   uint64_t frames = 0, world_ticks = 0, requests = 0, commands = 0, replies = 0;
   uint64_t invalid_packets = 0, kicked = 0, joins = 0, join_refusals = 0, leaves = 0;
+  JunkReport junk;
   std::array<uint64_t, kPhaseCount> total_ns{};                 // summed over threads
   std::vector<std::array<uint64_t, kPhaseCount>> thread_ns;     // per thread
   std::vector<uint64_t> thread_requests, thread_commands, thread_replies, thread_frames;

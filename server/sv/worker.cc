@@ -9,7 +9,6 @@
 #include "server/areanode/areanode_tree.h"
 #include "server/core/check.h"
 #include "server/core/steady_clock.h"
-#include "server/protocol/enet_drain.h"
 #include "server/protocol/messages.h"
 #include "server/sv/event_scope.h"
 #include "server/sv/lobby.h"
@@ -49,7 +48,12 @@ core::Status Worker::Create(int index, FrameShared* shared, std::unique_ptr<Work
 }
 
 Worker::Worker(int index, uint16_t port, ENetHost* host, FrameShared* shared)
-    : index_(index), port_(port), host_(host), shared_(shared), world_(shared->world) {
+    : index_(index),
+      port_(port),
+      host_(host),
+      shared_(shared),
+      world_(shared->world),
+      junk_(host, &shared->stats->junk, nullptr) {
   const LockingScheme scheme = shared->options->locking;
   if (scheme == LockingScheme::kAreanode || scheme == LockingScheme::kAreanodeOpt) {
     locker_ = std::make_unique<RegionLocker>(&world_->tree(),
@@ -65,8 +69,7 @@ Worker::~Worker() {
 }
 
 bool Worker::Poll(int timeout_ms) {
-  proto::DrainHost(host_, [this](ENetEvent& e) { pending_.push_back(e); },
-                   static_cast<uint32_t>(timeout_ms));
+  junk_.Drain([this](ENetEvent& e) { pending_.push_back(e); }, static_cast<uint32_t>(timeout_ms));
   return !pending_.empty();
 }
 
@@ -88,7 +91,7 @@ void Worker::RequestPhase(PhaseClock* clock) {
   }
   for (ENetEvent& ev : pending_) HandleEvent(ev, now_ms);
   pending_.clear();
-  proto::DrainHost(host_, [&](ENetEvent& ev) { HandleEvent(ev, now_ms); });
+  junk_.Drain([&](ENetEvent& ev) { HandleEvent(ev, now_ms); });
   Expire(now_ms);
   clock->Switch(Phase::kExec);
   ExecuteAll(clock);

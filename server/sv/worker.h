@@ -22,6 +22,7 @@
 #include "server/protocol/snapshot_codec.h"
 #include "server/sv/frame_shared.h"
 #include "server/sv/interest.h"
+#include "server/sv/junk_filter.h"
 #include "server/sv/region_locker.h"
 
 namespace sv {
@@ -102,6 +103,7 @@ class Worker {
   ENetHost* host_;
   FrameShared* shared_;
   game::World* world_;
+  JunkFilter junk_;  // on host_'s intercept hook: drops junk before ENet parses it
   std::unique_ptr<RegionLocker> locker_;
   uint64_t next_conn_ = 1;
   std::unordered_map<uint64_t, std::unique_ptr<Session>> sessions_;

@@ -46,7 +46,8 @@ bool WaitServerUp(uint16_t port) {
 void CheckStats(const svtest::Json& j, int threads) {
   for (const char* key : {"threads", "locking", "frame_mode", "map", "players", "frames",
                           "requests", "replies", "breakdown_pct", "per_thread", "frame_ms",
-                          "lock", "invalid_packets", "kicked", "requests_per_thread_per_frame"}) {
+                          "lock", "invalid_packets", "kicked", "junk",
+                          "requests_per_thread_per_frame"}) {
     INFO(key);
     REQUIRE(j.Has(key));
   }

@@ -1,15 +1,20 @@
 // The parallel schemes under ThreadSanitizer (label tsan): several worker threads and clients in
 // one process, with the game's region check on, for global, areanode and areanode-opt locking in
-// fixed mode and the request-driven frame gate. A data race or a deadlock fails the run (TSan
+// fixed mode and the request-driven frame gate, and the junk filters under junk. A data race or a deadlock fails the run (TSan
 // reports, or the test times out); the assertions check that the play itself went through.
 #include <catch2/catch.hpp>
 
+#include <atomic>
 #include <memory>
+#include <random>
+#include <thread>
 
 #include <spdlog/spdlog.h>
 
 #include "server/sv/server.h"
+#include "server/sv/stats_report.h"
 #include "tests/server/play_harness.h"
+#include "tests/server/test_client.h"
 
 namespace {
 
@@ -46,4 +51,39 @@ TEST_CASE("tsan: request frame mode with 3 threads") {
   sv::ServerOptions o = svtest::TestOptions(28530, sv::LockingScheme::kAreanodeOpt, 3);
   o.frame_mode = sv::FrameMode::kRequest;
   Race(o, 12);
+}
+
+TEST_CASE("tsan: junk at every port while clients play and the stats are read") {
+  spdlog::set_level(spdlog::level::warn);
+  sv::ServerOptions o = svtest::TestOptions(28540, sv::LockingScheme::kAreanodeOpt, 2);
+  std::unique_ptr<sv::Server> server;
+  REQUIRE(sv::Server::Create(o, &server).ok());
+  server->Start();
+  std::atomic<bool> stop{false};
+  std::thread junk([&] {
+    std::mt19937_64 rng(11);
+    for (int i = 0; !stop.load() && i < 3000; ++i) {
+      std::vector<uint8_t> d(1 + rng() % (i % 10 == 0 ? 6000 : 300));
+      for (uint8_t& b : d) b = static_cast<uint8_t>(rng());
+      if (i % 7 == 0) d.insert(d.begin(), {0xFF, 0xFF, 0xFF, 0xFF});
+      svtest::SendRawUdp(static_cast<uint16_t>(o.port + i % 3), d);
+      if (i % 20 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  });
+  std::thread reader([&] {  // the stats reporter's reads, concurrently
+    while (!stop.load()) {
+      (void)sv::ToJson(server->Report());
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+  svtest::PlayResult r = svtest::Play(o.port, 6, "j", 1500, 4000, 5);
+  stop = true;
+  junk.join();
+  reader.join();
+  server->RequestStop();
+  server->Wait();
+  INFO(r.join_error);
+  REQUIRE(r.joined == 6);
+  CHECK(r.all_replied());
+  CHECK(server->Report().junk.dropped > 0);
 }
