@@ -46,7 +46,9 @@ start_server() {  # $1: stats file
     --stats-out "$1" --stats-interval 1 --hash-log >> "$out/server.log" 2>&1 &
   server_pid=$!
 }
-wait_for_file() { for _ in $(seq 1 100); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
+# Up to 60 s: a first start on a map builds its PVS (docs/maps.md) before the stats file appears;
+# the restart after the kill loads it from the cache.
+wait_for_file() { for _ in $(seq 1 600); do [ -s "$1" ] && return 0; sleep 0.1; done; return 1; }
 
 echo
 echo "== 2. Server on dm_arena ($threads worker threads, cou checkpoints, sync durability) + $bots bots"
