@@ -13,8 +13,6 @@
 
 namespace svtest {
 
-namespace {
-
 sockaddr_in Loopback(uint16_t port) {
   sockaddr_in a{};
   a.sin_family = AF_INET;
@@ -22,6 +20,8 @@ sockaddr_in Loopback(uint16_t port) {
   a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   return a;
 }
+
+namespace {
 
 void Send(ENetPeer* peer, const std::vector<uint8_t>& bytes, uint8_t channel, bool reliable) {
   ENetPacket* p = enet_packet_create(bytes.data(), bytes.size(),

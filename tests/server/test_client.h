@@ -10,6 +10,7 @@
 #include <vector>
 
 #include <enet/enet.h>
+#include <netinet/in.h>
 
 #include "server/core/status.h"
 #include "server/protocol/connectionless.h"
@@ -17,6 +18,9 @@
 #include "server/protocol/snapshot_codec.h"
 
 namespace svtest {
+
+// 127.0.0.1:port, for the tests' plain UDP sockets.
+sockaddr_in Loopback(uint16_t port);
 
 // One connectionless request/reply over UDP to 127.0.0.1:port (reply bytes, or error).
 core::Status Connectionless(uint16_t port, const std::vector<uint8_t>& request, int timeout_ms,

@@ -10,20 +10,9 @@
 #include <vector>
 
 #include "server/core/steady_clock.h"
+#include "tests/server/test_client.h"
 
 namespace svtest {
-
-namespace {
-
-sockaddr_in Loopback(uint16_t port) {
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  return a;
-}
-
-}  // namespace
 
 core::Status UdpRelay::Start(uint16_t listen_port, uint16_t server_port, std::unique_ptr<UdpRelay>* out) {
   const int client_fd = ::socket(AF_INET, SOCK_DGRAM, 0);
