@@ -25,51 +25,19 @@ import subprocess
 import sys
 import time
 
+# One copy of the child-process handling and the start-up poll, shared with the sweep runner.
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from experiment import _kill_children, _spawn, _wait_server_up  # noqa: E402
+
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 BIN = os.path.join(ROOT, "build", "bin")
-_children = []
 FLOOD_AFTER_S = 2.0  # --flood-start after: seconds after the bots start (their ramp is 1 s)
-
-
-def _spawn(argv, out_path):
-    p = subprocess.Popen(argv, stdout=open(out_path, "w"), stderr=subprocess.STDOUT, cwd=ROOT,
-                         start_new_session=True)
-    _children.append(p)
-    return p
-
-
-def _kill_children():
-    for p in _children:
-        if p.poll() is None:
-            try:
-                os.killpg(p.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        try:
-            p.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            pass
-    _children.clear()
 
 
 def _cpu_seconds(pid):
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def _wait_up(port, timeout_s=10):
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.settimeout(0.1)
-    end = time.time() + timeout_s
-    while time.time() < end:
-        try:
-            s.sendto(b"\xff\xff\xff\xffgetchallenge", ("127.0.0.1", port))
-            if s.recv(1500).startswith(b"\xff\xff\xff\xffchallenge"):
-                return True
-        except OSError:
-            time.sleep(0.05)
-    return False
 
 
 def _load(path):
@@ -87,7 +55,7 @@ def run_one(args, rate, rep, port):
                      "--threads", str(args.threads), "--max-players", str(args.max_players),
                      "--data-dir", "", "--log-level", "warn", "--stats-out", stats,
                      "--stats-interval", "1"], tag + ".server.log")
-    if not _wait_up(port):
+    if not _wait_server_up(port, 120):
         raise RuntimeError("server did not come up; see " + tag + ".server.log")
     flood_argv = [os.path.join(BIN, "aftershock-flood"), "--server", f"127.0.0.1:{port}",
                   "--workers", str(args.threads), "--rate", str(rate), "--seed", str(rep + 1),
@@ -114,7 +82,7 @@ def run_one(args, rate, rep, port):
     time.sleep(1.2)  # one more stats write
     server.send_signal(signal.SIGTERM)
     server.wait(timeout=20)
-    _children.clear()
+    _kill_children()  # all have exited: this only forgets them
     b, s, f = _load(tag + ".bots.json"), _load(stats), _load(tag + ".flood.json")
     junk = s.get("junk", {})
     return {
