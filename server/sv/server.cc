@@ -36,6 +36,18 @@ std::string MapName(const std::string& path) {
   return name.empty() ? "map" : name.substr(0, proto::kMaxMapNameChars);
 }
 
+// --vis-cache: "none" is no cache; "" is the user's cache as XDG says (shared by every server and
+// data dir of one map), or the data dir on a machine without a home.
+std::string VisCacheDir(const ServerOptions& o) {
+  if (o.vis_cache_dir == "none") return "";
+  if (!o.vis_cache_dir.empty()) return o.vis_cache_dir;
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  if (xdg != nullptr && *xdg != '\0') return std::string(xdg) + "/aftershock/vis";
+  const char* home = std::getenv("HOME");
+  if (home != nullptr && *home != '\0') return std::string(home) + "/.cache/aftershock/vis";
+  return o.data_dir.empty() ? "" : o.data_dir + "/vis";
+}
+
 }  // namespace
 
 Server::Server(const ServerOptions& options)
@@ -100,21 +112,7 @@ core::Status Server::Create(const ServerOptions& options, std::unique_ptr<Server
 }
 
 core::Status Server::LoadVisibility() {
-  // Default: the user's cache, as XDG says, so every server and data dir of one map shares it;
-  // without a home, the data dir.
-  std::string dir = options_.vis_cache_dir;
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  const char* home = std::getenv("HOME");
-  if (dir == "none") {
-    dir.clear();
-  } else if (!dir.empty()) {
-  } else if (xdg != nullptr && *xdg != '\0') {
-    dir = std::string(xdg) + "/aftershock/vis";
-  } else if (home != nullptr && *home != '\0') {
-    dir = std::string(home) + "/.cache/aftershock/vis";
-  } else if (!options_.data_dir.empty()) {
-    dir = options_.data_dir + "/vis";
-  }
+  const std::string dir = VisCacheDir(options_);
   vis::PvsParams params;
   params.range_units = std::max(options_.interest_radius, 64.0f);
   core::Status s = vis::LoadOrBuildPvs(map_, *collision_, params, dir, &pvs_, &pvs_report_);

@@ -345,6 +345,7 @@ void Worker::ReplyPhase(PhaseClock* clock) {
       if (EventReaches(e, player, world_->Get(player).origin, radius)) packet.SendTo(s->peer);
     }
   }
+  // Every worker buckets the same entities: tens of microseconds, cheaper than another barrier.
   interest_.Build(*world_, *shared_->pvs);
   uint64_t replies = 0;
   for (const auto& [player, s] : player_conn_) {

@@ -23,26 +23,21 @@ const uint64_t* Pvs::Row(int cell) const {
   return off == kNoRow ? nullptr : words_.data() + off;
 }
 
-bool Pvs::Sees(int from, int to) const {
+Pvs::View Pvs::ViewOf(CellCoord c) const {
   View v;
   v.pvs_ = this;
-  v.box_ = grid_.RowBoxOf(grid_.Coord(from));
-  v.row_ = Row(from);
-  const CellCoord t = grid_.Coord(to);
-  if (!v.box_.Contains(t.x, t.y, t.z)) return false;
-  if (v.row_ == nullptr) return true;
-  const int bit = v.box_.Bit(t.x, t.y, t.z);
-  return (v.row_[bit >> 6] >> (bit & 63)) & 1;
+  v.box_ = grid_.RowBoxOf(c);
+  v.row_ = Row(grid_.Index(c.x, c.y, c.z));
+  return v;
+}
+
+bool Pvs::Sees(int from, int to) const {
+  return ViewOf(grid_.Coord(from)).SeesCell(grid_.Coord(to));
 }
 
 Pvs::View Pvs::From(Vec3 eye) const {
   AS_CHECK(!empty(), "no grid");
-  View v;
-  v.pvs_ = this;
-  const CellCoord c = CoordOf(eye);
-  v.box_ = grid_.RowBoxOf(c);
-  v.row_ = Row(grid_.Index(c.x, c.y, c.z));
-  return v;
+  return ViewOf(CoordOf(eye));
 }
 
 }  // namespace vis

@@ -107,6 +107,8 @@ class Pvs {
   const std::vector<uint64_t>& words() const { return words_; }
 
  private:
+  View ViewOf(CellCoord c) const;
+
   PvsGrid grid_;
   float inv_cell_ = 0;
   std::vector<uint32_t> row_offset_;  // per cell: first word of its row, or kNoRow
