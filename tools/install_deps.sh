@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages Aftershock needs, only those missing.
+# Installs the Debian 12 packages Aftershock needs, only those missing (qstat and prometheus:
+# tests drive the real programs).
 # Checks each with dpkg first; runs `apt-get update` once, then `apt-get install -y`.
 set -euo pipefail
 
 PACKAGES=(
   build-essential cmake pkg-config
-  libenet-dev libbullet-dev libspdlog-dev catch2 libcxxopts-dev
+  libenet-dev libbullet-dev libspdlog-dev catch2 libcxxopts-dev libcpp-httplib-dev
+  qstat prometheus
   python3 python3-matplotlib python3-numpy
 )
 

@@ -16,6 +16,9 @@ using core::Status;
 constexpr std::string_view kGetChallengeText = "getchallenge";
 constexpr std::string_view kStatusText = "status";
 constexpr std::string_view kChallengeText = "challenge ";
+constexpr char kPrintMarker = 'n';  // QuakeWorld's A2C_PRINT: the reply is text to show
+constexpr uint32_t kMaxUserId = 65535;
+constexpr uint32_t kMaxMinutes = 99999;
 
 std::vector<uint8_t> WithPrefix(std::string_view text) {
   std::vector<uint8_t> out(kConnectionlessPrefix.size() + text.size());
@@ -77,6 +80,8 @@ Status CheckStatusFields(const ServerStatus& s) {
 Status CheckStatusPlayer(const StatusPlayer& p) {
   if (Status st = ValidateName(p.name); !st.ok()) return BadStatus("player " + st.message());
   if (p.frags < -32768 || p.frags > 32767) return BadStatus("player frags out of range");
+  if (p.user_id > kMaxUserId) return BadStatus("player user id over 65535");
+  if (p.minutes > kMaxMinutes) return BadStatus("player minutes over 99999");
   if (p.ping_ms > 9999) return BadStatus("player ping over 9999");
   return Status::OK();
 }
@@ -101,23 +106,52 @@ Status ParseInfo(std::string_view line, std::map<std::string, std::string, std::
   }
 }
 
+// Splits a player line into its space-separated fields; a field in double quotes may hold
+// spaces (and is returned without the quotes).
+bool SplitPlayerFields(std::string_view line, std::vector<std::string_view>* fields,
+                       std::vector<bool>* quoted) {
+  while (!line.empty()) {
+    if (line[0] == '"') {
+      const size_t close = line.find('"', 1);
+      if (close == std::string_view::npos) return false;
+      fields->push_back(line.substr(1, close - 1));
+      quoted->push_back(true);
+      line.remove_prefix(close + 1);
+    } else {
+      const size_t sp = line.find(' ');
+      fields->push_back(line.substr(0, sp));
+      quoted->push_back(false);
+      line.remove_prefix(sp == std::string_view::npos ? line.size() : sp);
+    }
+    if (!line.empty()) {
+      if (line[0] != ' ') return false;
+      line.remove_prefix(1);
+    }
+  }
+  return true;
+}
+
+// `<user_id> <frags> <minutes> <ping> "<name>" "<skin>" <top> <bottom>`.
 Status ParsePlayerLine(std::string_view line, StatusPlayer* p) {
-  size_t sp1 = line.find(' ');
-  size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
-  if (sp2 == std::string_view::npos) return BadStatus("player line needs frags ping \"name\"");
+  std::vector<std::string_view> f;
+  std::vector<bool> quoted;
+  if (!SplitPlayerFields(line, &f, &quoted) || f.size() != 8 || !quoted[4] || !quoted[5]) {
+    return BadStatus("player line needs id frags minutes ping \"name\" \"skin\" top bottom");
+  }
+  uint64_t id = 0, minutes = 0, ping = 0, colour = 0;
   int64_t frags = 0;
-  uint64_t ping = 0;
-  if (!ParseSigned(line.substr(0, sp1), -32768, 32767, &frags)) return BadStatus("bad frags");
-  if (!ParseUnsigned(line.substr(sp1 + 1, sp2 - sp1 - 1), 9999, &ping)) {
-    return BadStatus("bad ping");
+  if (!ParseUnsigned(f[0], kMaxUserId, &id)) return BadStatus("bad user id");
+  if (!ParseSigned(f[1], -32768, 32767, &frags)) return BadStatus("bad frags");
+  if (!ParseUnsigned(f[2], kMaxMinutes, &minutes)) return BadStatus("bad minutes");
+  if (!ParseUnsigned(f[3], 9999, &ping)) return BadStatus("bad ping");
+  if (!ParseUnsigned(f[6], 13, &colour) || !ParseUnsigned(f[7], 13, &colour)) {
+    return BadStatus("bad colour");
   }
-  std::string_view quoted = line.substr(sp2 + 1);
-  if (quoted.size() < 2 || quoted.front() != '"' || quoted.back() != '"') {
-    return BadStatus("player name must be quoted");
-  }
+  p->user_id = static_cast<uint32_t>(id);
   p->frags = static_cast<int32_t>(frags);
+  p->minutes = static_cast<uint32_t>(minutes);
   p->ping_ms = static_cast<uint32_t>(ping);
-  p->name = std::string(quoted.substr(1, quoted.size() - 2));
+  p->name = std::string(f[4]);
   return CheckStatusPlayer(*p);
 }
 
@@ -143,7 +177,13 @@ std::vector<uint8_t> EncodeRequest(ConnectionlessRequest request) {
                                                                     : kStatusText);
 }
 
-Status ParseRequest(std::span<const uint8_t> datagram, ConnectionlessRequest* request) {
+StatusParts StatusPartsFromFlags(uint32_t flags) {
+  if (flags == 0) return StatusParts{};
+  return StatusParts{(flags & 1) != 0, (flags & 2) != 0};
+}
+
+Status ParseRequest(std::span<const uint8_t> datagram, ConnectionlessRequest* request,
+                    StatusParts* parts) {
   std::string_view body;
   if (Status st = Body(datagram, "request", &body); !st.ok()) return st;
   if (!body.empty() && body.back() == '\n') body.remove_suffix(1);
@@ -151,6 +191,18 @@ Status ParseRequest(std::span<const uint8_t> datagram, ConnectionlessRequest* re
     *request = ConnectionlessRequest::kGetChallenge;
   } else if (body == kStatusText) {
     *request = ConnectionlessRequest::kStatus;
+    if (parts != nullptr) *parts = StatusParts{};
+  } else if (body.starts_with(kStatusText) && body.size() > kStatusText.size() &&
+             body[kStatusText.size()] == ' ') {
+    uint64_t flags = 0;
+    // Browsers send the flags as a plain decimal; tolerate a leading zero ("status 023").
+    std::string_view arg = body.substr(kStatusText.size() + 1);
+    while (arg.size() > 1 && arg[0] == '0') arg.remove_prefix(1);
+    if (!ParseUnsigned(arg, 0x7FFFFFFF, &flags)) {
+      return Status::InvalidArgument("request: status argument must be a decimal number");
+    }
+    *request = ConnectionlessRequest::kStatus;
+    if (parts != nullptr) *parts = StatusPartsFromFlags(static_cast<uint32_t>(flags));
   } else {
     return Status::InvalidArgument("request: unknown connectionless command");
   }
@@ -175,21 +227,27 @@ Status ParseChallengeReply(std::span<const uint8_t> datagram, uint32_t* challeng
   return Status::OK();
 }
 
-Status EncodeStatusReply(const ServerStatus& s, std::vector<uint8_t>* out, size_t* players_listed) {
+Status EncodeStatusReply(const ServerStatus& s, std::vector<uint8_t>* out, size_t* players_listed,
+                         StatusParts parts) {
   if (Status st = CheckStatusFields(s); !st.ok()) return st;
   for (const StatusPlayer& p : s.player_list) {
     if (Status st = CheckStatusPlayer(p); !st.ok()) return st;
   }
-  std::string text = std::string(kStatusText) + "\n";
-  text += "\\hostname\\" + s.hostname + "\\map\\" + s.map + "\\players\\" +
-          std::to_string(s.players) + "\\maxplayers\\" + std::to_string(s.max_players) +
-          "\\fraglimit\\" + std::to_string(s.fraglimit) + "\\uptime\\" +
-          std::to_string(s.uptime_s) + "\\protocol\\" + std::to_string(s.protocol_version) +
-          "\\tickrate\\" + std::to_string(s.tick_rate_hz) + "\n";
+  std::string text(1, kPrintMarker);
+  if (parts.info) {
+    text += "\\hostname\\" + s.hostname + "\\map\\" + s.map + "\\maxclients\\" +
+            std::to_string(s.max_players) + "\\players\\" + std::to_string(s.players) +
+            "\\fraglimit\\" + std::to_string(s.fraglimit) + "\\uptime\\" +
+            std::to_string(s.uptime_s) + "\\protocol\\" + std::to_string(s.protocol_version) +
+            "\\tickrate\\" + std::to_string(s.tick_rate_hz) + "\\*version\\aftershock " +
+            std::to_string(s.protocol_version) + "\n";
+  }
   size_t listed = 0;
   for (const StatusPlayer& p : s.player_list) {
-    std::string line =
-        std::to_string(p.frags) + " " + std::to_string(p.ping_ms) + " \"" + p.name + "\"\n";
+    if (!parts.players) break;
+    std::string line = std::to_string(p.user_id) + " " + std::to_string(p.frags) + " " +
+                       std::to_string(p.minutes) + " " + std::to_string(p.ping_ms) + " \"" +
+                       p.name + "\" \"\" 0 0\n";
     if (4 + text.size() + line.size() > kMaxConnectionlessBytes) break;
     text += line;
     ++listed;
@@ -202,10 +260,10 @@ Status EncodeStatusReply(const ServerStatus& s, std::vector<uint8_t>* out, size_
 Status ParseStatusReply(std::span<const uint8_t> datagram, ServerStatus* s) {
   std::string_view body;
   if (Status st = Body(datagram, "status", &body); !st.ok()) return st;
-  if (!body.starts_with("status\n") || !body.ends_with('\n')) {
-    return BadStatus("expected \"status\\n\" ... ending in '\\n'");
+  if (body.empty() || body[0] != kPrintMarker || !body.ends_with('\n')) {
+    return BadStatus("expected 'n' + info line ... ending in '\\n'");
   }
-  body.remove_prefix(7);
+  body.remove_prefix(1);
   for (char c : body) {
     if (c != '\n' && (c < 0x20 || c > 0x7E)) return BadStatus("non-printable character");
   }
@@ -218,7 +276,7 @@ Status ParseStatusReply(std::span<const uint8_t> datagram, ServerStatus* s) {
     const char* key;
     uint64_t max;
   };
-  static constexpr NumberKey kKeys[] = {{"players", UINT32_MAX},   {"maxplayers", UINT32_MAX},
+  static constexpr NumberKey kKeys[] = {{"players", UINT32_MAX},   {"maxclients", UINT32_MAX},
                                         {"fraglimit", UINT32_MAX}, {"uptime", UINT64_MAX},
                                         {"protocol", UINT32_MAX},  {"tickrate", UINT32_MAX}};
   uint64_t values[6] = {};

@@ -22,9 +22,9 @@ ServerStatus SampleStatus() {
   s.max_players = 512;
   s.fraglimit = 30;
   s.uptime_s = 86400;
-  s.protocol_version = 1;
+  s.protocol_version = 2;
   s.tick_rate_hz = 60;
-  s.player_list = {{12, 45, "Ranger"}, {-2, 0, "a b c"}, {0, 9999, "x"}};
+  s.player_list = {{1, 12, 3, 45, "Ranger"}, {64, -2, 0, 0, "a b c"}, {65535, 0, 99999, 9999, "x"}};
   return s;
 }
 
@@ -37,6 +37,30 @@ TEST_CASE("requests round-trip and tolerate one trailing newline", "[connectionl
   REQUIRE(ParseRequest(Raw("status\n"), &r).ok());
   CHECK(r == ConnectionlessRequest::kStatus);
   CHECK(EncodeRequest(ConnectionlessRequest::kStatus) == Raw("status"));
+}
+
+TEST_CASE("status takes QuakeWorld's flags argument, as server browsers send it", "[connectionless]") {
+  ConnectionlessRequest r = ConnectionlessRequest::kGetChallenge;
+  StatusParts parts{false, false};
+  REQUIRE(ParseRequest(Raw("status 23\n"), &r, &parts).ok());  // qstat's query
+  CHECK(r == ConnectionlessRequest::kStatus);
+  CHECK(parts == StatusParts{true, true});
+  REQUIRE(ParseRequest(Raw("status 0"), &r, &parts).ok());
+  CHECK(parts == StatusParts{true, true});
+  REQUIRE(ParseRequest(Raw("status 1"), &r, &parts).ok());
+  CHECK(parts == StatusParts{true, false});
+  REQUIRE(ParseRequest(Raw("status 2"), &r, &parts).ok());
+  CHECK(parts == StatusParts{false, true});
+  REQUIRE(ParseRequest(Raw("status 023"), &r, &parts).ok());
+  CHECK(parts == StatusParts{true, true});
+  REQUIRE(ParseRequest(Raw("status"), &r, &parts).ok());
+  CHECK(parts == StatusParts{true, true});
+  CHECK_FALSE(ParseRequest(Raw("status "), &r, &parts).ok());
+  CHECK_FALSE(ParseRequest(Raw("status x"), &r, &parts).ok());
+  CHECK_FALSE(ParseRequest(Raw("status -1"), &r, &parts).ok());
+  CHECK_FALSE(ParseRequest(Raw("status 1 2"), &r, &parts).ok());
+  CHECK_FALSE(ParseRequest(Raw("status 99999999999"), &r, &parts).ok());
+  CHECK_FALSE(ParseRequest(Raw("statusx"), &r, &parts).ok());
 }
 
 TEST_CASE("bad requests are rejected", "[connectionless]") {
@@ -74,20 +98,33 @@ TEST_CASE("status replies round-trip", "[connectionless]") {
   CHECK(listed == 3);
   std::string text(bytes.begin() + 4, bytes.end());
   CHECK(text ==
-        "status\n\\hostname\\Aftershock test server\\map\\dm_arena\\players\\3\\maxplayers\\512"
-        "\\fraglimit\\30\\uptime\\86400\\protocol\\1\\tickrate\\60\n"
-        "12 45 \"Ranger\"\n-2 0 \"a b c\"\n0 9999 \"x\"\n");
+        "n\\hostname\\Aftershock test server\\map\\dm_arena\\maxclients\\512\\players\\3"
+        "\\fraglimit\\30\\uptime\\86400\\protocol\\2\\tickrate\\60\\*version\\aftershock 2\n"
+        "1 12 3 45 \"Ranger\" \"\" 0 0\n64 -2 0 0 \"a b c\" \"\" 0 0\n65535 0 99999 9999 \"x\" \"\" 0 0\n");
   ServerStatus back;
   REQUIRE(ParseStatusReply(bytes, &back).ok());
   CHECK(back == s);
+}
+
+TEST_CASE("status sends only the parts the flags ask for", "[connectionless]") {
+  const ServerStatus s = SampleStatus();
+  std::vector<uint8_t> bytes;
+  REQUIRE(EncodeStatusReply(s, &bytes, nullptr, StatusParts{true, false}).ok());
+  std::string text(bytes.begin() + 4, bytes.end());
+  CHECK(text.find("Ranger") == std::string::npos);
+  CHECK(text.starts_with("n\\hostname\\"));
+  REQUIRE(EncodeStatusReply(s, &bytes, nullptr, StatusParts{false, true}).ok());
+  text.assign(bytes.begin() + 4, bytes.end());
+  CHECK(text.starts_with("n1 12 3 45 \"Ranger\""));
+  CHECK(text.find("hostname") == std::string::npos);
 }
 
 TEST_CASE("status lists only the players that fit in one datagram", "[connectionless]") {
   ServerStatus s = SampleStatus();
   s.player_list.clear();
   for (int i = 0; i < 500; ++i) {
-    s.player_list.push_back(
-        {i, static_cast<uint32_t>(i), "player_" + std::to_string(i) + "_long_name_x"});
+    s.player_list.push_back({static_cast<uint32_t>(i + 1), i, 1, static_cast<uint32_t>(i),
+                             "player_" + std::to_string(i) + "_long_name_x"});
   }
   s.players = 500;
   std::vector<uint8_t> bytes;
@@ -117,23 +154,30 @@ TEST_CASE("status rejects bad fields on both sides", "[connectionless]") {
   s = SampleStatus();
   s.player_list[0].ping_ms = 10000;
   CHECK_FALSE(EncodeStatusReply(s, &out).ok());
+  s = SampleStatus();
+  s.player_list[0].user_id = 65536;
+  CHECK_FALSE(EncodeStatusReply(s, &out).ok());
 
   const std::string info =
-      "status\n\\hostname\\h\\map\\m\\players\\0\\maxplayers\\8\\fraglimit\\0\\uptime\\5"
-      "\\protocol\\1\\tickrate\\60";
+      "n\\hostname\\h\\map\\m\\players\\0\\maxclients\\8\\fraglimit\\0\\uptime\\5"
+      "\\protocol\\2\\tickrate\\60";
   ServerStatus back;
   REQUIRE(ParseStatusReply(Raw(info + "\n"), &back).ok());
   CHECK(ParseStatusReply(Raw(info + "\\future\\x\n"), &back).ok());  // unknown key ignored
   CHECK_FALSE(ParseStatusReply(Raw(info), &back).ok());              // no final newline
   CHECK_FALSE(ParseStatusReply(Raw(info + "\\map\\again\n"), &back).ok());
   CHECK_FALSE(ParseStatusReply(Raw(info + "\\dangling\n"), &back).ok());
-  CHECK_FALSE(ParseStatusReply(Raw(info + "\n1 2 noquotes\n"), &back).ok());
-  CHECK_FALSE(ParseStatusReply(Raw(info + "\n1 2\n"), &back).ok());
-  CHECK_FALSE(ParseStatusReply(Raw(info + "\nx 2 \"n\"\n"), &back).ok());
-  CHECK_FALSE(ParseStatusReply(Raw(info + "\n40000 2 \"n\"\n"), &back).ok());
-  CHECK_FALSE(ParseStatusReply(Raw(info + "\n1 2 \"\"\n"), &back).ok());
-  CHECK_FALSE(ParseStatusReply(Raw(info + "\n1 2 \"\t\"\n"), &back).ok());
-  std::string missing = "status\n\\hostname\\h\\map\\m\\players\\0\n";
+  REQUIRE(ParseStatusReply(Raw(info + "\n3 1 0 2 \"n\" \"base\" 4 13\n"), &back).ok());
+  CHECK(back.player_list.at(0) == StatusPlayer{3, 1, 0, 2, "n"});
+  CHECK_FALSE(ParseStatusReply(Raw(info + "\n3 1 0 2 n \"\" 0 0\n"), &back).ok());
+  CHECK_FALSE(ParseStatusReply(Raw(info + "\n3 1 0 2 \"n\"\n"), &back).ok());
+  CHECK_FALSE(ParseStatusReply(Raw(info + "\nx 1 0 2 \"n\" \"\" 0 0\n"), &back).ok());
+  CHECK_FALSE(ParseStatusReply(Raw(info + "\n3 40000 0 2 \"n\" \"\" 0 0\n"), &back).ok());
+  CHECK_FALSE(ParseStatusReply(Raw(info + "\n3 1 0 2 \"\" \"\" 0 0\n"), &back).ok());
+  CHECK_FALSE(ParseStatusReply(Raw(info + "\n3 1 0 2 \"\t\" \"\" 0 0\n"), &back).ok());
+  CHECK_FALSE(ParseStatusReply(Raw(info + "\n3 1 0 2 \"n\" \"\" 0 14\n"), &back).ok());
+  CHECK_FALSE(ParseStatusReply(Raw(info + "\n3 1 0 2 \"n \"\" 0 0\n"), &back).ok());
+  std::string missing = "n\\hostname\\h\\map\\m\\players\\0\n";
   CHECK_FALSE(ParseStatusReply(Raw(missing), &back).ok());
 }
 

@@ -9,7 +9,7 @@
 namespace proto {
 
 // Bump on any incompatible change to a message layout or a validation rule.
-inline constexpr uint16_t kProtocolVersion = 1;
+inline constexpr uint16_t kProtocolVersion = 2;
 
 // Ports: the lobby ENet host (and connectionless queries) listen on the base port; worker i
 // listens on base + 1 + i.

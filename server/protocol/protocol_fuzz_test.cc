@@ -154,7 +154,7 @@ TEST_CASE("mutated and random packets never crash any decoder", "[fuzz]") {
   corpus.push_back(EncodeChallengeReply(123456));
   ServerStatus st;
   st.map = "dm_arena";
-  st.player_list = {{3, 40, "one"}, {-1, 80, "two words"}};
+  st.player_list = {{1, 3, 2, 40, "one"}, {7, -1, 0, 80, "two words"}};
   Bytes status_bytes;
   REQUIRE(EncodeStatusReply(st, &status_bytes).ok());
   corpus.push_back(status_bytes);

@@ -53,7 +53,8 @@ Lobby::~Lobby() { enet_host_destroy(host_); }
 
 bool Lobby::AnswerConnectionless(std::span<const uint8_t> data) {
   proto::ConnectionlessRequest request;
-  if (!proto::ParseRequest(data, &request).ok()) return false;
+  proto::StatusParts parts;
+  if (!proto::ParseRequest(data, &request, &parts).ok()) return false;
   std::vector<uint8_t> reply;
   if (request == proto::ConnectionlessRequest::kGetChallenge) {
     const uint64_t now_s = core::SteadyMs() / 1000;
@@ -62,7 +63,7 @@ bool Lobby::AnswerConnectionless(std::span<const uint8_t> data) {
   } else {
     proto::ServerStatus status = board_->Get();
     status.uptime_s = (core::SteadyMs() - start_ms_) / 1000;
-    if (!proto::EncodeStatusReply(status, &reply).ok()) return true;  // our fault, not theirs
+    if (!proto::EncodeStatusReply(status, &reply, nullptr, parts).ok()) return true;  // our fault
   }
   ENetBuffer buf;
   buf.data = reply.data();

@@ -527,7 +527,7 @@ proto::JoinRefuse Server::DecideJoin(const JoinTicketRequest& req, JoinDecision*
   while (slot_used_[slot]) ++slot;  // online_.size() < max_players: a free slot exists
   slot_used_[slot] = true;
   const int worker = WorkerForSlot(slot);
-  online_[r.player] = Online{slot, worker};
+  online_[r.player] = Online{slot, worker, core::SteadyMs()};
   uint64_t ticket = 0;
   while (ticket == 0) ticket = ticket_rng_();
   const game::Edict& p = world_->Get(r.player);
@@ -610,6 +610,8 @@ void Server::PublishStatus() {
   for (const auto& [id, online] : online_) {
     const game::Edict& e = world_->Get(id);
     proto::StatusPlayer p;
+    p.user_id = static_cast<uint32_t>(id);
+    p.minutes = static_cast<uint32_t>(std::min<uint64_t>((core::SteadyMs() - online.joined_ms) / 60000, 99999));
     p.name = e.name;
     p.frags = std::clamp<int32_t>(e.frags, -32768, 32767);
     p.ping_ms = std::min<uint32_t>(shared_.ping_ms[id].load(std::memory_order_relaxed), 9999);

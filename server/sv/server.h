@@ -78,6 +78,7 @@ class Server {
   struct Online {
     int slot = 0;
     int worker = 0;
+    uint64_t joined_ms = 0;  // steady clock: the status reply's minutes connected
   };
 
   explicit Server(const ServerOptions& options);

@@ -54,7 +54,7 @@ bool WaitServerUp(uint16_t port) {
     sendto(fd, query.data(), query.size(), 0, reinterpret_cast<sockaddr*>(&to), sizeof to);
     char buf[2048];
     const ssize_t n = recv(fd, buf, sizeof buf, 0);
-    up = n > 10 && std::string(buf, 10) == query;
+    up = n > 5 && std::string(buf, 5) == "\xff\xff\xff\xffn";  // QuakeWorld's print reply
   }
   close(fd);
   return up;

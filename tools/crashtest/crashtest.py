@@ -69,7 +69,7 @@ def status_answered(port, timeout_s):
             try:
                 s.sendto(STATUS_QUERY, ("127.0.0.1", port))
                 data, _ = s.recvfrom(65536)
-                if data.startswith(b"\xff\xff\xff\xffstatus"):
+                if data.startswith(b"\xff\xff\xff\xffn"):  # QuakeWorld's print reply
                     return True
             except (socket.timeout, ConnectionRefusedError):
                 pass
