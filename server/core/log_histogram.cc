@@ -50,4 +50,14 @@ double LogHistogram::Percentile(double q) const {
   return max_us_;
 }
 
+uint64_t LogHistogram::CountAtMost(double value_us) const {
+  uint64_t n = 0;
+  // Bucket b holds [kMinUs * g^b, kMinUs * g^(b+1)); bucket 0 also holds everything below.
+  for (int b = 0; b < kBuckets - 1; ++b) {
+    if (kMinUs * std::pow(kGrowth, b + 1) > value_us) break;
+    n += counts_[b];
+  }
+  return n;
+}
+
 }  // namespace core

@@ -24,6 +24,11 @@ class LogHistogram {
   uint64_t count() const { return count_; }
   double mean_us() const { return count_ ? sum_us_ / static_cast<double>(count_) : 0; }
   double max_us() const { return max_us_; }
+  double sum_us() const { return sum_us_; }
+  // Samples in buckets that lie wholly at or below value_us: a cumulative count for a
+  // Prometheus bucket edge, exact to the 2% bucket width (a sample within 2% below the edge may
+  // be counted in the next edge up).
+  uint64_t CountAtMost(double value_us) const;
   // The value below which a fraction q (0..1) of the samples lie; 0 when empty.
   double Percentile(double q) const;
 

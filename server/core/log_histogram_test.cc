@@ -47,3 +47,15 @@ TEST_CASE("an empty histogram reports zeros; tiny, huge and bad values stay boun
   h.Clear();
   CHECK(h.count() == 0);
 }
+
+TEST_CASE("CountAtMost gives cumulative counts at bucket edges, within the bucket width") {
+  LogHistogram h;
+  for (double v : {0.5, 10.0, 100.0, 1000.0, 1000.0, 50000.0}) h.Add(v);
+  CHECK(h.CountAtMost(0.1) == 0);
+  CHECK(h.CountAtMost(1.03) == 1);      // below kMinUs falls in bucket 0
+  CHECK(h.CountAtMost(10.5) == 2);
+  CHECK(h.CountAtMost(1030.0) == 5);
+  CHECK(h.CountAtMost(980.0) == 3);
+  CHECK(h.CountAtMost(1e9) == 6);
+  CHECK(h.sum_us() == Approx(52110.5));
+}

@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "server/core/atomic_file.h"
+#include "server/sv/metrics.h"
 #include "server/sv/server.h"
 #include "server/sv/server_options.h"
 #include "server/sv/stats_report.h"
@@ -61,6 +62,17 @@ int main(int argc, char** argv) {
   }
   // The recovery figures are in the stats file before the first frame (crash tests read them).
   WriteStats(server->Report(), options.stats_out);
+  std::unique_ptr<sv::MetricsServer> metrics;
+  if (options.metrics_port != 0) {
+    const core::Status ms = sv::MetricsServer::Start(options.bind_address, options.metrics_port,
+                                                     &server->metrics_board(), &metrics);
+    if (!ms.ok()) {
+      spdlog::critical("cannot start: {}", ms.ToString());
+      spdlog::shutdown();
+      return 1;
+    }
+    spdlog::info("metrics on http://{}:{}/metrics", options.bind_address, options.metrics_port);
+  }
   server->Start();
   const auto start = std::chrono::steady_clock::now();
   auto next_report = start + std::chrono::duration<double>(options.stats_interval_s);
@@ -89,6 +101,7 @@ int main(int argc, char** argv) {
   }
   server->RequestStop();
   server->Wait();
+  if (metrics != nullptr) metrics->Stop();
   const sv::StatsReport final_report = server->Report();
   spdlog::info("final: {}", sv::ConsoleLine(prev, final_report));
   WriteStats(final_report, options.stats_out);

@@ -371,6 +371,10 @@ void Server::WorldPhase(bool run_world) {
     last_status_ms_ = now_ms;
     PublishStatus();
   }
+  if (options_.metrics_port != 0 && now_ms >= last_metrics_ms_ + kMetricsPublishMs) {
+    last_metrics_ms_ = now_ms;
+    PublishMetrics();
+  }
 }
 
 void Server::CloseFrame() {

@@ -39,6 +39,7 @@
 #include "server/game/world.h"
 #include "server/sv/frame_shared.h"
 #include "server/sv/lobby.h"
+#include "server/sv/metrics.h"
 #include "server/sv/server_options.h"
 #include "server/sv/server_stats.h"
 #include "server/sv/stats_report.h"
@@ -71,6 +72,10 @@ class Server {
   const durability::RecoveryReport& recovery_report() const { return recovery_report_; }
   // OK, or the durability error (failed fsync, ENOSPC, ...) that made the server stop itself.
   core::Status fatal_status() const;
+
+  // Prometheus metrics, published by the frame master every kMetricsPublishMs while
+  // ServerOptions::metrics_port is set (server_metrics.cc). Any thread may read the board.
+  const MetricsBoard& metrics_board() const { return metrics_board_; }
 
  private:
   enum class FrameState : uint8_t { kIdle, kWorld, kRequests, kReplies };
@@ -111,6 +116,7 @@ class Server {
   void Broadcast(const std::vector<uint8_t>& bytes);  // to every client
   void Send(const ReliableEvent& event);              // to the clients it reaches
   void PublishStatus();
+  void PublishMetrics();  // server_metrics.cc
   int WorkerForSlot(int slot) const;
 
   ServerOptions options_;
@@ -154,6 +160,8 @@ class Server {
   std::vector<int32_t> last_frags_, last_deaths_;
   std::mt19937_64 ticket_rng_;
   uint64_t last_status_ms_ = 0;
+  uint64_t last_metrics_ms_ = 0;
+  MetricsBoard metrics_board_;
 
   // Durability. Declared after world_: destroyed first (it holds the world's write hook).
   std::unique_ptr<durability::Durability> durability_;

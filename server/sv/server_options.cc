@@ -87,6 +87,8 @@ cxxopts::Options MakeOptions() {
                    "async: log synced every --async-flush-ms; off: log written, never synced",
      cxxopts::value<std::string>()->default_value("sync"))
     ("async-flush-ms", "Log sync interval with --durability async", cxxopts::value<int>()->default_value("200"))
+    ("metrics-port", "Serve Prometheus metrics at http://BIND:PORT/metrics on this TCP port "
+                     "(0 = off); the list is in docs/stats.md", cxxopts::value<int>()->default_value("0"))
     ("hash-log", "Append \"log-tick state-hash\" for every frame to DATA_DIR/hash.log (crash tests)")
     ("h,help", "Print this help");
   // clang-format on
@@ -193,6 +195,9 @@ ParseResult ParseServerOptions(int argc, const char* const* argv, ServerOptions*
                                r["durability"].as<std::string>() + "'", help);
     o.async_flush_ms = r["async-flush-ms"].as<int>();
     o.hash_log = r.count("hash-log") > 0;
+    const int metrics_port = r["metrics-port"].as<int>();
+    if (metrics_port < 0 || metrics_port > 65535) return Error("--metrics-port must be 0..65535", help);
+    o.metrics_port = static_cast<uint16_t>(metrics_port);
     const core::Status s = ValidateOptions(o);
     if (!s.ok()) return Error(s.message(), help);
     *out = o;

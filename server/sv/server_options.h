@@ -66,6 +66,9 @@ struct ServerOptions {
   int async_flush_ms = 200;
   bool hash_log = false;           // data_dir/hash.log: "log-tick state-hash" per frame
 
+  // Operations (docs/stats.md, "Prometheus metrics").
+  uint16_t metrics_port = 0;       // TCP port of GET /metrics on bind_address; 0: off
+
   int tick_ms() const { return tick_hz > 0 ? (1000 + tick_hz / 2) / tick_hz : 33; }
 };
 

@@ -1,0 +1,288 @@
+// Prometheus metrics: publication, text rendering, and the /metrics HTTP endpoint.
+#include "server/sv/metrics.h"
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <string_view>
+
+#include <httplib.h>
+
+namespace sv {
+
+namespace {
+
+// Frame-time histogram edges, seconds: around the 33 ms tick of the default 30 Hz.
+constexpr double kFrameBucketsS[] = {0.0005, 0.001, 0.002, 0.005, 0.01, 0.02,
+                                     0.033,  0.05,  0.1,   0.25,  0.5,  1.0};
+
+// Appends one metric family: HELP and TYPE once, then its samples.
+class Writer {
+ public:
+  void Family(std::string_view name, std::string_view type, std::string_view help) {
+    out_ += "# HELP aftershock_";
+    out_ += name;
+    out_ += ' ';
+    out_ += help;
+    out_ += "\n# TYPE aftershock_";
+    out_ += name;
+    out_ += ' ';
+    out_ += type;
+    out_ += '\n';
+  }
+  // A sample: `name{labels} value`; labels is "" or `key="value",...` (already escaped).
+  void Sample(std::string_view name, std::string_view labels, double value) {
+    out_ += "aftershock_";
+    out_ += name;
+    if (!labels.empty()) {
+      out_ += '{';
+      out_ += labels;
+      out_ += '}';
+    }
+    out_ += ' ';
+    out_ += Number(value);
+    out_ += '\n';
+  }
+  void One(std::string_view name, std::string_view type, std::string_view help, double value) {
+    Family(name, type, help);
+    Sample(name, "", value);
+  }
+  std::string Take() { return std::move(out_); }
+
+ private:
+  static std::string Number(double v) {
+    if (std::isnan(v)) return "NaN";
+    if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
+    char buf[40];
+    // Integers print exactly (counters up to 2^53); other values with 9 significant digits.
+    if (v == std::floor(v) && std::fabs(v) < 9.007199254740992e15) {
+      std::snprintf(buf, sizeof buf, "%.0f", v);
+    } else {
+      std::snprintf(buf, sizeof buf, "%.9g", v);
+    }
+    return buf;
+  }
+
+  std::string out_;
+};
+
+// A label value in exposition syntax: backslash, double quote and newline escaped.
+std::string LabelValue(std::string_view v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\') out += "\\\\";
+    else if (c == '"') out += "\\\"";
+    else if (c == '\n') out += "\\n";
+    else out += c;
+  }
+  return out;
+}
+
+std::string ThreadLabel(size_t t) { return "thread=\"" + std::to_string(t) + "\""; }
+
+double Seconds(uint64_t ns) { return static_cast<double>(ns) / 1e9; }
+
+void RenderFrameLoop(const MetricsSnapshot& s, Writer* w) {
+  const StatsReport& r = s.report;
+  w->Family("phase_seconds_total", "counter",
+            "Wall time each frame thread spent in each phase (docs/stats.md, breakdown_pct).");
+  for (size_t t = 0; t < r.thread_ns.size(); ++t) {
+    for (int p = 0; p < kPhaseCount; ++p) {
+      w->Sample("phase_seconds_total", ThreadLabel(t) + ",phase=\"" + kPhaseNames[p] + "\"",
+                Seconds(r.thread_ns[t][p]));
+    }
+  }
+  w->One("frames_total", "counter", "Frames completed.", static_cast<double>(r.frames));
+  w->One("world_ticks_total", "counter", "Frames in which the game's world phase ran.",
+         static_cast<double>(r.world_ticks));
+  struct PerThread {
+    const char* name;
+    const char* help;
+    const std::vector<uint64_t>& values;
+  };
+  const PerThread per_thread[] = {
+      {"thread_frames_total", "Frames each frame thread took part in.", r.thread_frames},
+      {"requests_total", "Command packets accepted, by frame thread.", r.thread_requests},
+      {"commands_total", "User commands executed, by frame thread.", r.thread_commands},
+      {"replies_total", "Snapshots sent, by frame thread.", r.thread_replies},
+  };
+  for (const PerThread& f : per_thread) {
+    w->Family(f.name, "counter", f.help);
+    for (size_t t = 0; t < f.values.size(); ++t) {
+      w->Sample(f.name, ThreadLabel(t), static_cast<double>(f.values[t]));
+    }
+  }
+  w->Family("frame_duration_seconds", "histogram",
+            "Busy time of a frame: world phase start to the last reply sent (2% bucket precision).");
+  for (double edge : kFrameBucketsS) {
+    char le[32];
+    std::snprintf(le, sizeof le, "le=\"%g\"", edge);
+    w->Sample("frame_duration_seconds_bucket", le,
+              static_cast<double>(s.frame_hist.CountAtMost(edge * 1e6)));
+  }
+  w->Sample("frame_duration_seconds_bucket", "le=\"+Inf\"", static_cast<double>(s.frame_hist.count()));
+  w->Sample("frame_duration_seconds_sum", "", s.frame_hist.sum_us() / 1e6);
+  w->Sample("frame_duration_seconds_count", "", static_cast<double>(s.frame_hist.count()));
+}
+
+void RenderPlayersAndInput(const MetricsSnapshot& s, Writer* w) {
+  const StatsReport& r = s.report;
+  w->One("players", "gauge", "Players online now.", static_cast<double>(r.players));
+  w->One("players_online_max", "gauge", "The most players online at once since start.",
+         static_cast<double>(r.max_players_online));
+  w->One("max_players", "gauge", "The player limit (--max-players).", r.info.max_players);
+  w->One("joins_total", "counter", "Joins accepted.", static_cast<double>(r.joins));
+  w->One("join_refusals_total", "counter", "JoinRefuse replies sent.",
+         static_cast<double>(r.join_refusals));
+  w->One("leaves_total", "counter", "Players that left.", static_cast<double>(r.leaves));
+  w->One("invalid_packets_total", "counter",
+         "Packets from connected clients dropped as invalid.", static_cast<double>(r.invalid_packets));
+  w->One("kicks_total", "counter", "Clients dropped for bad input.", static_cast<double>(r.kicked));
+  w->Family("junk_dropped_total", "counter",
+            "Datagrams the junk filter dropped before ENet parsed them, by reason.");
+  const JunkReport& j = r.junk;
+  const std::pair<const char*, uint64_t> junk[] = {
+      {"short", j.short_datagrams},
+      {"oversize", j.oversize},
+      {"unreadable", j.unreadable},
+      {"bad_header", j.bad_header},
+      {"bad_connect", j.bad_connect},
+      {"unknown_peer", j.unknown_peer},
+      {"connectionless_bad", j.connectionless_bad},
+      {"connectionless_limited", j.connectionless_limited},
+      {"connect_capped", j.connect_capped}};
+  for (const auto& [reason, n] : junk) {
+    w->Sample("junk_dropped_total", std::string("reason=\"") + reason + "\"", static_cast<double>(n));
+  }
+}
+
+void RenderLocking(const MetricsSnapshot& s, Writer* w) {
+  const StatsReport& r = s.report;
+  w->One("leaf_lock_acquisitions_total", "counter", "Areanode leaf lock acquisitions.",
+         static_cast<double>(r.leaf_acquisitions));
+  w->One("leaf_relocks_total", "counter",
+         "Leaf acquisitions of a leaf already acquired earlier in the same frame.",
+         static_cast<double>(s.leaf_relocks));
+  w->One("lock_retries_total", "counter",
+         "Times a command's region grew after locking: released and relocked.",
+         static_cast<double>(r.lock_retries));
+  w->One("shared_leaf_frames_total", "counter",
+         "Frames in which two or more threads locked leaves.",
+         static_cast<double>(s.shared_leaf_frames));
+  w->One("shared_leaves_ratio", "gauge",
+         "Mean over those frames of the share of leaves locked by two or more threads.",
+         r.shared_leaves_pct / 100.0);
+}
+
+void RenderDurability(const MetricsSnapshot& s, Writer* w) {
+  const DurabilityReport& d = s.report.durability;
+  w->One("durability_enabled", "gauge", "1 with a data directory (recovery on), else 0.",
+         d.enabled ? 1 : 0);
+  if (!d.enabled) return;
+  const recovery::CheckpointStats& c = d.stats.checkpoint;
+  w->One("checkpoints_total", "counter", "Checkpoints committed.", static_cast<double>(c.checkpoints));
+  w->One("checkpoint_bytes_total", "counter", "Bytes written to the backup files.",
+         static_cast<double>(c.bytes_written));
+  w->One("checkpoint_pause_seconds_total", "counter",
+         "Synchronous pause of the frame at checkpoint tick boundaries.", c.pause_total_ms / 1000.0);
+  w->One("checkpoint_pause_max_seconds", "gauge", "Longest tick-boundary pause since start.",
+         c.pause_max_ms / 1000.0);
+  w->One("checkpoint_duration_seconds_total", "counter",
+         "Checkpoint start (tick boundary) to commit, summed.", c.checkpoint_total_ms / 1000.0);
+  const recovery::LogWriter::Stats& l = d.stats.log;
+  w->One("log_records_total", "counter", "Tick records appended to the command log.",
+         static_cast<double>(l.records));
+  w->One("log_bytes_total", "counter", "Bytes written to the command log.", static_cast<double>(l.bytes));
+  w->One("log_syncs_total", "counter", "fdatasync calls on log segments.", static_cast<double>(l.syncs));
+  w->One("log_durable_wait_seconds_total", "counter",
+         "Time frames waited for their log record to be on disk before replying (sync mode).",
+         d.stats.wait_durable_ms_total / 1000.0);
+  w->One("log_append_seconds_total", "counter", "Time spent encoding and queueing log records.",
+         d.stats.log_append_ms_total / 1000.0);
+  w->One("log_durable_tick", "gauge", "The newest log tick known to be on disk.",
+         static_cast<double>(d.stats.durable_tick));
+  const durability::RecoveryReport& rec = d.recovery;
+  w->One("recovery_found_state", "gauge", "1 if start-up recovery found saved state.",
+         rec.found_state ? 1 : 0);
+  w->One("recovery_seconds", "gauge", "Start-up recovery, the whole of it.", rec.total_ms / 1000.0);
+  w->One("recovery_restore_seconds", "gauge", "Start-up recovery: reading the backup.",
+         rec.restore_ms / 1000.0);
+  w->One("recovery_replay_seconds", "gauge", "Start-up recovery: replaying the log.",
+         rec.replay_ms / 1000.0);
+  w->One("recovery_ticks_replayed", "gauge", "Log ticks replayed at start-up.",
+         static_cast<double>(rec.ticks_replayed));
+  w->One("recovery_checkpoint_tick", "gauge", "Log tick of the backup loaded (0: none).",
+         static_cast<double>(rec.checkpoint_tick));
+  w->One("recovery_recovered_tick", "gauge", "Log tick the world was recovered to.",
+         static_cast<double>(rec.recovered_tick));
+}
+
+}  // namespace
+
+bool MetricsBoard::TryPublish(std::shared_ptr<const MetricsSnapshot> snapshot) {
+  std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
+  if (!lock.owns_lock()) return false;
+  latest_.swap(snapshot);
+  lock.unlock();
+  return true;  // the old snapshot (now in `snapshot`) is freed here, outside the lock
+}
+
+std::shared_ptr<const MetricsSnapshot> MetricsBoard::Latest() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return latest_;
+}
+
+std::string RenderPrometheus(const MetricsSnapshot& s) {
+  Writer w;
+  const ReportInfo& info = s.report.info;
+  w.Family("server_info", "gauge", "Constant 1, labelled with the server's configuration.");
+  w.Sample("server_info",
+           "map=\"" + LabelValue(info.map) + "\",locking=\"" + LabelValue(info.locking) +
+               "\",frame_mode=\"" + LabelValue(info.frame_mode) + "\",threads=\"" +
+               std::to_string(info.threads) + "\",protocol=\"" +
+               std::to_string(s.protocol_version) + "\"",
+           1);
+  w.One("uptime_seconds", "gauge", "Seconds since the frame threads started.", info.uptime_s);
+  RenderFrameLoop(s, &w);
+  RenderPlayersAndInput(s, &w);
+  RenderLocking(s, &w);
+  RenderDurability(s, &w);
+  return w.Take();
+}
+
+core::Status MetricsServer::Start(const std::string& bind_address, uint16_t port,
+                                  const MetricsBoard* board, std::unique_ptr<MetricsServer>* out) {
+  std::unique_ptr<MetricsServer> m(new MetricsServer());
+  m->http_ = std::make_unique<httplib::Server>();
+  // One worker: a scrape is cheap, and the frame threads keep the cores.
+  m->http_->new_task_queue = [] { return new httplib::ThreadPool(1); };
+  m->http_->Get("/metrics", [board](const httplib::Request&, httplib::Response& res) {
+    const std::shared_ptr<const MetricsSnapshot> snapshot = board->Latest();
+    if (snapshot == nullptr) {
+      res.status = 503;
+      res.set_content("no metrics published yet\n", "text/plain");
+      return;
+    }
+    res.set_content(RenderPrometheus(*snapshot), "text/plain; version=0.0.4; charset=utf-8");
+  });
+  if (!m->http_->bind_to_port(bind_address, port)) {
+    return core::Status::IoError("metrics: cannot listen on " + bind_address + ":" +
+                                 std::to_string(port));
+  }
+  m->port_ = port;
+  httplib::Server* http = m->http_.get();
+  m->thread_ = std::thread([http] { http->listen_after_bind(); });
+  // Stop() before the listen loop runs would not stop it: wait until it does.
+  while (!http->is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  *out = std::move(m);
+  return core::Status::OK();
+}
+
+MetricsServer::~MetricsServer() { Stop(); }
+
+void MetricsServer::Stop() {
+  if (http_ != nullptr) http_->stop();
+  if (thread_.joinable()) thread_.join();
+}
+
+}  // namespace sv

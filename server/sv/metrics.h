@@ -1,0 +1,74 @@
+// Prometheus metrics: the snapshot the frame loop publishes (MetricsSnapshot, MetricsBoard), its
+// rendering in Prometheus' text exposition format 0.0.4 (RenderPrometheus; every metric is listed
+// in docs/stats.md), and the HTTP endpoint that serves it (MetricsServer, cpp-httplib).
+//
+// Scraping never stalls a frame: the master publishes a complete snapshot every
+// kMetricsPublishMs from its world phase with a try-lock (a scrape holding the lock makes it skip
+// one publication, never wait), and the HTTP thread only renders the published copy.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "server/core/log_histogram.h"
+#include "server/core/status.h"
+#include "server/sv/stats_report.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace sv {
+
+inline constexpr uint64_t kMetricsPublishMs = 250;
+
+// Everything one scrape shows: plain values, copied on the frame thread.
+struct MetricsSnapshot {
+  StatsReport report;
+  core::LogHistogram frame_hist;  // microseconds
+  // Raw leaf-locking counters (the report has them only as percentages).
+  uint64_t leaf_relocks = 0;
+  uint64_t shared_leaf_frames = 0;
+  uint16_t protocol_version = 0;
+};
+
+// The latest snapshot. Publish from one thread (the frame master); Latest from any thread.
+class MetricsBoard {
+ public:
+  // Never blocks: returns false (and drops `snapshot`) if a reader holds the lock right now.
+  bool TryPublish(std::shared_ptr<const MetricsSnapshot> snapshot);
+  // The latest published snapshot, or null before the first.
+  std::shared_ptr<const MetricsSnapshot> Latest() const;
+
+ private:
+  mutable std::mutex mu_;
+  std::shared_ptr<const MetricsSnapshot> latest_;  // GUARDED_BY(mu_)
+};
+
+// The text exposition of `s` (names, HELP and TYPE lines, labels, `# EOF`-less 0.0.4 format).
+std::string RenderPrometheus(const MetricsSnapshot& s);
+
+// GET /metrics on bind_address:port, served by one HTTP thread from the board's latest snapshot
+// (503 before the first). Other paths answer 404. Create/Stop on one controlling thread.
+class MetricsServer {
+ public:
+  // Binds and starts the HTTP thread. `board` must outlive the server.
+  static core::Status Start(const std::string& bind_address, uint16_t port,
+                            const MetricsBoard* board, std::unique_ptr<MetricsServer>* out);
+  ~MetricsServer();  // Stop()
+  void Stop();
+  uint16_t port() const { return port_; }
+
+ private:
+  MetricsServer() = default;
+
+  std::unique_ptr<httplib::Server> http_;
+  std::thread thread_;
+  uint16_t port_ = 0;
+};
+
+}  // namespace sv

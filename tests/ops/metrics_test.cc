@@ -1,0 +1,130 @@
+// The Prometheus endpoint (label tsan): the text format's shape, and an in-process server whose
+// frame master publishes metrics while an HTTP client scrapes /metrics as fast as it can and
+// clients play. A data race between publication and scraping fails the TSan run; the scrapes
+// must see the counters the play produced.
+#include <catch2/catch.hpp>
+
+#include <atomic>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+
+#include "server/sv/metrics.h"
+#include "server/sv/server.h"
+#include "tests/server/play_harness.h"
+
+namespace {
+
+// Checks the exposition format (names, TYPE before samples, numbers) and returns each sample
+// line's value by its full name with labels.
+std::map<std::string, double> ParseExposition(const std::string& text) {
+  static const std::regex kSample(R"(^(aftershock_[a-z_]+)(\{[^}]*\})? (\S+)$)");
+  static const std::regex kType(R"(^# TYPE (aftershock_[a-z_]+) (counter|gauge|histogram)$)");
+  std::map<std::string, double> values;
+  std::set<std::string> typed;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    std::smatch m;
+    if (line.starts_with("# HELP ")) continue;
+    if (std::regex_match(line, m, kType)) {
+      CHECK(typed.insert(m[1]).second);  // one TYPE per family
+      continue;
+    }
+    INFO(line);
+    REQUIRE(std::regex_match(line, m, kSample));
+    std::string family = m[1];
+    for (const char* suffix : {"_bucket", "_sum", "_count"}) {
+      if (!typed.count(family) && family.ends_with(suffix)) family.resize(family.size() - std::strlen(suffix));
+    }
+    CHECK(typed.count(family) == 1);  // TYPE came first
+    if (std::string(m[1]).ends_with("_total")) CHECK(std::stod(m[3]) >= 0);
+    values[std::string(m[1]) + std::string(m[2])] = std::stod(m[3]);
+  }
+  return values;
+}
+
+// The sum of the values of every sample line starting with `prefix` (any thread: no Catch calls).
+double SumOf(const std::string& text, const std::string& prefix) {
+  double sum = 0;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with(prefix)) sum += std::stod(line.substr(line.rfind(' ') + 1));
+  }
+  return sum;
+}
+
+}  // namespace
+
+TEST_CASE("the rendering is valid exposition text with counters, gauges and a histogram") {
+  sv::MetricsSnapshot s;
+  s.report.info.map = "maps/a \"quoted\" map.map";
+  s.report.info.threads = 2;
+  s.report.thread_ns = {{}, {}};
+  s.report.thread_ns[1][0] = 1'500'000'000;
+  s.report.thread_requests = {3, 4};
+  s.report.thread_commands = {3, 4};
+  s.report.thread_replies = {3, 4};
+  s.report.thread_frames = {10, 10};
+  s.report.frames = 10;
+  for (double us : {400.0, 900.0, 30000.0, 2'000'000.0}) s.frame_hist.Add(us);
+  const std::string text = sv::RenderPrometheus(s);
+  const auto v = ParseExposition(text);
+  CHECK(v.at("aftershock_phase_seconds_total{thread=\"1\",phase=\"world\"}") == 1.5);
+  CHECK(v.at("aftershock_requests_total{thread=\"1\"}") == 4);
+  CHECK(v.at("aftershock_frame_duration_seconds_bucket{le=\"0.0005\"}") == 1);
+  CHECK(v.at("aftershock_frame_duration_seconds_bucket{le=\"0.001\"}") == 2);
+  CHECK(v.at("aftershock_frame_duration_seconds_bucket{le=\"0.033\"}") == 3);
+  CHECK(v.at("aftershock_frame_duration_seconds_bucket{le=\"1\"}") == 3);
+  CHECK(v.at("aftershock_frame_duration_seconds_bucket{le=\"+Inf\"}") == 4);
+  CHECK(v.at("aftershock_frame_duration_seconds_count") == 4);
+  CHECK(v.at("aftershock_frame_duration_seconds_sum") == Approx(2.0313));
+  CHECK(v.at("aftershock_durability_enabled") == 0);
+  CHECK(text.find("map=\"maps/a \\\"quoted\\\" map.map\"") != std::string::npos);
+}
+
+TEST_CASE("tsan: scraping /metrics while clients play never races the frame loop") {
+  spdlog::set_level(spdlog::level::warn);
+  sv::ServerOptions o = svtest::TestOptions(28740, sv::LockingScheme::kAreanodeOpt, 2);
+  o.metrics_port = 28741;
+  std::unique_ptr<sv::Server> server;
+  REQUIRE(sv::Server::Create(o, &server).ok());
+  std::unique_ptr<sv::MetricsServer> http;
+  REQUIRE(sv::MetricsServer::Start("127.0.0.1", o.metrics_port, &server->metrics_board(), &http).ok());
+  server->Start();
+  std::atomic<bool> done{false}, saw_requests{false};
+  std::atomic<int> scrapes{0};
+  std::string last;  // the scraper's until joined
+  std::thread scraper([&] {
+    httplib::Client c("127.0.0.1", o.metrics_port);
+    while (!done.load()) {
+      const auto res = c.Get("/metrics");
+      if (res && res->status == 200) {
+        last = res->body;
+        scrapes.fetch_add(1);
+        if (SumOf(last, "aftershock_requests_total{") > 0) saw_requests.store(true);
+      }
+    }
+  });
+  svtest::PlayResult r = svtest::Play(o.port, 6, "m", 1500, 4000, 3);
+  // Publication runs every 250 ms: wait (up to 30 s) until a scrape saw the play's requests.
+  for (int i = 0; i < 3000 && !saw_requests.load(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  done.store(true);
+  scraper.join();
+  server->RequestStop();
+  server->Wait();
+  http->Stop();
+  REQUIRE(r.joined == 6);
+  CHECK(scrapes.load() > 10);
+  const auto v = ParseExposition(last);
+  CHECK(v.at("aftershock_requests_total{thread=\"0\"}") + v.at("aftershock_requests_total{thread=\"1\"}") > 0);
+  CHECK(v.at("aftershock_frames_total") > 0);
+}
