@@ -7,12 +7,25 @@
 
 namespace durability {
 
+core::Status ApplyLoggedLeave(game::World* world, const TickLeave& leave) {
+  if (leave.evicted != 0) {
+    const core::Status s = world->EvictRecord(leave.evicted);
+    if (!s.ok()) return s;
+  }
+  return world->Leave(leave.player);
+}
+
 core::Status ApplyLeave(game::World* world, game::EntityId player, TickRecord* record) {
   if (record != nullptr) {
     AS_CHECK(record->joins.empty() && record->commands.empty(), "leave after a join or command");
   }
-  core::Status s = world->Leave(player);
-  if (s.ok() && record != nullptr) record->leaves.push_back(player);
+  TickLeave leave{player, 0};
+  const game::Edict* e = world->IsPlayerId(player) ? &world->Get(player) : nullptr;
+  if (e != nullptr && (e->flags & game::kFlagConnected) && world->RecordStoreFull()) {
+    leave.evicted = world->LeastRecentlySeenRecord();
+  }
+  const core::Status s = ApplyLoggedLeave(world, leave);
+  if (s.ok() && record != nullptr) record->leaves.push_back(leave);
   return s;
 }
 
@@ -40,8 +53,8 @@ int32_t ApplyWorldPhase(game::World* world, bool run_world, TickRecord* record) 
 }
 
 core::Status ApplyTick(game::World* world, const TickRecord& record) {
-  for (game::EntityId player : record.leaves) {
-    core::Status s = ApplyLeave(world, player, nullptr);
+  for (const TickLeave& leave : record.leaves) {
+    core::Status s = ApplyLoggedLeave(world, leave);
     if (!s.ok()) return core::Status::Corruption("replay: logged leave refused: " + s.message());
   }
   for (const TickJoin& j : record.joins) {

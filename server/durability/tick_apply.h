@@ -1,6 +1,7 @@
 // The steps of one tick as the World sees them, shared by the live master and by replay, so a
 // logged tick is re-executed through the same calls in the same order:
-//   1. world part (serial): ApplyLeave*, then ApplyJoin*, then ApplyWorldPhase (always called,
+//   1. world part (serial): ApplyLeave* (each with the record eviction it needed), then
+//      ApplyJoin*, then ApplyWorldPhase (always called,
 //      run or not: it closes the world part and stamps the world tick);
 //   2. commands: World::ExecuteCommand under the region locks (live, recorded by TickRecorder),
 //      or one by one in exec_seq order (replay).
@@ -18,9 +19,14 @@
 
 namespace durability {
 
-// Leaves `player`; on success appends it to record->leaves (record may be null). Must come
-// before any join or command of the record.
+// The live leave: when the record store is full, first evicts its least recently seen offline
+// record (the eviction policy, decided here and only live), then leaves `player` through
+// ApplyLoggedLeave; on success appends {player, evicted} to record->leaves (record may be null).
+// Must come before any join or command of the record.
 core::Status ApplyLeave(game::World* world, game::EntityId player, TickRecord* record);
+
+// A leave as logged, live and in replay: evicts leave.evicted (if not 0), then leaves.
+core::Status ApplyLoggedLeave(game::World* world, const TickLeave& leave);
 
 // Joins by name and token; on success appends {name, token, player} to record->joins (record may
 // be null). Must come before the world phase and the commands.

@@ -17,7 +17,7 @@ using recovery::PutFixed32;
 using recovery::PutFixed64;
 
 constexpr uint8_t kFlagWorldPhase = 1;
-constexpr size_t kLeaveSize = 4;
+constexpr size_t kLeaveSize = 8;  // player i32, evicted i32
 constexpr size_t kJoinFixedSize = 13;  // player u32 | token u64 | name length u8
 
 void PutFixed16(std::string* out, uint16_t v) {
@@ -108,7 +108,10 @@ void EncodeTickRecord(const TickRecord& r, std::string* out) {
   PutFixed32(out, static_cast<uint32_t>(r.leaves.size()));
   PutFixed32(out, static_cast<uint32_t>(r.joins.size()));
   PutFixed32(out, static_cast<uint32_t>(r.commands.size()));
-  for (game::EntityId p : r.leaves) PutFixed32(out, static_cast<uint32_t>(p));
+  for (const TickLeave& l : r.leaves) {
+    PutFixed32(out, static_cast<uint32_t>(l.player));
+    PutFixed32(out, static_cast<uint32_t>(l.evicted));
+  }
   for (const TickJoin& j : r.joins) {
     PutFixed32(out, static_cast<uint32_t>(j.player));
     PutFixed64(out, j.token);
@@ -163,8 +166,15 @@ core::Status DecodeTickRecord(std::string_view payload, TickRecord* r) {
   r->leaves.resize(leaves);
   for (uint64_t i = 0; i < leaves; ++i) {
     const size_t at = in.pos();
-    r->leaves[i] = static_cast<game::EntityId>(DecodeFixed32(in.Take(kLeaveSize)));
-    if (r->leaves[i] <= 0) return Damage(at, "leave of player id " + std::to_string(r->leaves[i]));
+    const char* l = in.Take(kLeaveSize);
+    r->leaves[i].player = static_cast<game::EntityId>(DecodeFixed32(l));
+    r->leaves[i].evicted = static_cast<game::EntityId>(DecodeFixed32(l + 4));
+    if (r->leaves[i].player <= 0) {
+      return Damage(at, "leave of player id " + std::to_string(r->leaves[i].player));
+    }
+    if (r->leaves[i].evicted < 0) {
+      return Damage(at + 4, "eviction of object id " + std::to_string(r->leaves[i].evicted));
+    }
   }
   r->joins.resize(joins);
   for (uint64_t i = 0; i < joins; ++i) {

@@ -14,6 +14,14 @@
 
 namespace durability {
 
+// A leave, and the offline record evicted just before it to make room in the record store (0:
+// none). Replay evicts the same record, so the store stays bit-exact.
+struct TickLeave {
+  game::EntityId player = 0;
+  game::EntityId evicted = 0;
+  friend bool operator==(const TickLeave&, const TickLeave&) = default;
+};
+
 struct TickJoin {
   std::string name;
   uint64_t token = 0;          // the secret join token (the world keeps only its hash)
@@ -26,10 +34,11 @@ struct TickCommand {
   game::UserCmd cmd;
 };
 
-// The live order, which replay follows: leaves, then joins, then the world phase (if it ran),
-// then the commands by exec_seq. Only applied joins and successful commands are recorded.
+// The live order, which replay follows: leaves (each after its eviction), then joins, then the
+// world phase (if it ran), then the commands by exec_seq. Only applied joins and successful
+// commands are recorded.
 struct TickRecord {
-  std::vector<game::EntityId> leaves;
+  std::vector<TickLeave> leaves;
   std::vector<TickJoin> joins;
   bool world_phase_ran = false;
   int32_t world_tick = 0;      // Globals::tick after the world part (a replay cross-check)
@@ -38,7 +47,7 @@ struct TickRecord {
   void Clear();
 };
 
-inline constexpr uint8_t kTickRecordVersion = 1;
+inline constexpr uint8_t kTickRecordVersion = 2;  // 2: leaves carry their eviction
 inline constexpr size_t kTickRecordHeaderSize = 20;
 inline constexpr size_t kTickCommandSize = 38;
 

@@ -33,7 +33,7 @@ game::UserCmd Cmd(uint32_t seq, float yaw) {
 
 TickRecord SampleRecord() {
   TickRecord r;
-  r.leaves = {3, 17};
+  r.leaves = {{3, 0}, {17, 40000}};
   r.joins.push_back({"alice", 0x0123456789abcdefULL, 3});
   r.joins.push_back({std::string(game::kMaxNameLength, 'z'), 0, 64});
   r.world_phase_ran = true;
@@ -76,7 +76,7 @@ TEST_CASE("tick record round trip is bit exact") {
   std::string bytes;
   EncodeTickRecord(r, &bytes);
   CHECK(bytes.size() ==
-        kTickRecordHeaderSize + 2 * 4 + (13 + 5) + (13 + 31) + 3 * kTickCommandSize);
+        kTickRecordHeaderSize + 2 * 8 + (13 + 5) + (13 + 31) + 3 * kTickCommandSize);
   TickRecord back;
   REQUIRE(DecodeTickRecord(bytes, &back).ok());
   RequireSame(r, back);
@@ -108,7 +108,7 @@ TEST_CASE("damaged header, counts, names, ids and order are rejected") {
     return DecodeTickRecord(bytes, &back).code() == core::Status::Code::kCorruption;
   };
   std::string b = good;
-  b[0] = 2;  // version
+  b[0] = 1;  // version 1: leaves without their eviction
   CHECK(rejects(b));
   b = good;
   b[1] = 2;  // unknown flag
@@ -127,7 +127,7 @@ TEST_CASE("damaged header, counts, names, ids and order are rejected") {
     recovery::EncodeFixed32(&b[8 + 4 * field], recovery::DecodeFixed32(&b[8 + 4 * field]) + 1);
     CHECK(rejects(b));
   }
-  const size_t join0 = kTickRecordHeaderSize + 2 * 4;
+  const size_t join0 = kTickRecordHeaderSize + 2 * 8;
   b = good;
   b[join0 + 12] = 0;  // empty name
   CHECK(rejects(b));
@@ -136,6 +136,9 @@ TEST_CASE("damaged header, counts, names, ids and order are rejected") {
   CHECK(rejects(b));
   b = good;
   recovery::EncodeFixed32(&b[kTickRecordHeaderSize], 0);  // leave of player 0
+  CHECK(rejects(b));
+  b = good;
+  recovery::EncodeFixed32(&b[kTickRecordHeaderSize + 4], 0xffffffffu);  // eviction of object -1
   CHECK(rejects(b));
 
   TickRecord r = SampleRecord();
@@ -272,7 +275,7 @@ TEST_CASE("ApplyTick refuses a log that does not fit the state") {
   {
     auto w = fresh();
     TickRecord r = records[0];
-    r.leaves.push_back(5);  // never joined
+    r.leaves.push_back({5, 0});  // never joined
     CHECK(ApplyTick(w.world.get(), r).code() == core::Status::Code::kCorruption);
   }
 }

@@ -22,6 +22,8 @@ class ScriptedPlayer {
   ScriptedPlayer() = default;
   ScriptedPlayer(EntityId player, uint64_t seed, const ScriptOptions& options);
   EntityId player() const { return player_; }
+  // A rejoin may resume the record in another player slot: the script follows it there.
+  void set_player(EntityId player) { player_ = player; }
   // The next command for this player given the current world state.
   UserCmd Next(const World& world);
 

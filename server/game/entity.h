@@ -20,11 +20,12 @@ using EntityId = int32_t;  // == object id == areanode entity id; 0 is the Globa
 
 inline constexpr size_t kObjectSize = 256;
 inline constexpr uint32_t kStateMagic = 0x41534757;  // "WGSA"
-inline constexpr uint32_t kStateVersion = 1;
+inline constexpr uint32_t kStateVersion = 2;  // 2: the offline player record store
 inline constexpr int kMaxNameLength = 31;
 inline constexpr int kRocketsPerPlayer = 4;  // each player owns fixed rocket slots (no shared allocator)
 
-enum class EntityKind : uint8_t { kFree = 0, kPlayer, kRocket, kExplosion, kPickup };
+// kRecord: an offline player's record in the record store (never linked, never sent).
+enum class EntityKind : uint8_t { kFree = 0, kPlayer, kRocket, kExplosion, kPickup, kRecord };
 
 // Edict::flags bits.
 enum EdictFlag : uint32_t {
@@ -75,7 +76,9 @@ struct Edict {
   char name[kMaxNameLength + 1];  // players: NUL-terminated
   uint32_t commands_executed;
   int32_t damage_taken;      // players: total, for statistics
-  uint8_t reserved[80];
+  uint64_t seen_stamp;       // records: Globals::leave_stamp of the leave that stored it (LRU order)
+  int32_t last_slot;         // records: the player id it left from (resumed there if free)
+  uint8_t reserved[68];
 };
 
 // The entity's box in world coordinates (origin + mins/maxs): what the areanode tree links.
@@ -111,7 +114,11 @@ struct Globals {
   uint64_t rng;              // world random state (spawn seeds)
   uint64_t map_hash;         // the map this state belongs to
   uint64_t seed;             // initial seed
-  uint8_t reserved[184];
+  uint32_t first_record;     // id of the first record-store object
+  uint32_t record_capacity;  // record-store objects (--max-records)
+  uint64_t leave_stamp;      // leaves that stored a record so far (stamps records for LRU)
+  uint64_t records_evicted;  // records evicted so far
+  uint8_t reserved[160];
 };
 
 union Object {
@@ -125,8 +132,11 @@ static_assert(sizeof(Object) == kObjectSize);
 // No implicit padding: the members' sizes add up to the struct's size.
 static_assert(offsetof(Edict, reserved) + sizeof(Edict::reserved) == kObjectSize &&
               offsetof(Edict, token_hash) == 120 && offsetof(Edict, name) == 136 &&
-              offsetof(Edict, reserved) == 176, "Edict has implicit padding");
-static_assert(offsetof(Globals, rng) == 48 && offsetof(Globals, reserved) == 72,
+              offsetof(Edict, seen_stamp) == 176 && offsetof(Edict, last_slot) == 184 &&
+              offsetof(Edict, reserved) == 188,
+              "Edict has implicit padding");
+static_assert(offsetof(Globals, rng) == 48 && offsetof(Globals, first_record) == 72 &&
+              offsetof(Globals, leave_stamp) == 80 && offsetof(Globals, reserved) == 96,
               "Globals has implicit padding");
 
 }  // namespace game

@@ -34,7 +34,8 @@ TEST_CASE("the state is one array of 256-byte objects laid out by id") {
   auto t = SmallArena(8);
   World* w = t.world.get();
   CHECK(w->pickup_count() == 4);
-  CHECK(w->object_count() == 1 + 8 + 8 * kRocketsPerPlayer + 4);
+  CHECK(w->object_count() == 1 + 8 + 8 * kRocketsPerPlayer + 4 + WorldConfig{}.max_records);
+  CHECK(w->first_record() == 1 + 8 + 8 * kRocketsPerPlayer + 4);
   CHECK(w->StateBytes().size() == static_cast<size_t>(w->object_count()) * kObjectSize);
   CHECK(w->RocketSlot(1, 0) == 9);
   CHECK(w->first_pickup() == 9 + 32);

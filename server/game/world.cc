@@ -66,6 +66,9 @@ core::Status World::Create(const maps::Map& map, const collision::CollisionWorld
   if (config.max_players < 1 || config.max_players > 4096) {
     return core::Status::InvalidArgument("world config: max_players must be in 1..4096");
   }
+  if (config.max_records < 1 || config.max_records > 1000000) {
+    return core::Status::InvalidArgument("world config: max_records must be in 1..1000000");
+  }
   if (config.tick_ms < 1 || config.tick_ms > 1000) {
     return core::Status::InvalidArgument("world config: tick_ms must be in 1..1000");
   }
@@ -113,7 +116,8 @@ core::Status World::Create(const maps::Map& map, const collision::CollisionWorld
   w->hitscan_range_ = Length(map.bounds.Size()) + kMaxEntityExtent;
   w->first_rocket_ = 1 + config.max_players;
   w->first_pickup_ = w->first_rocket_ + config.max_players * kRocketsPerPlayer;
-  w->object_count_ = w->first_pickup_ + static_cast<int>(w->pickups_.size());
+  w->first_record_ = w->first_pickup_ + static_cast<int>(w->pickups_.size());
+  w->object_count_ = w->first_record_ + config.max_records;
   w->tree_ = std::make_unique<areanode::AreanodeTree>(map.bounds, config.areanode_depth,
                                                       w->object_count_);
   w->InitState(HashMap(map));
@@ -138,6 +142,8 @@ void World::InitState(uint64_t map_hash) {
   g.tick_ms = tick_ms_;
   g.map_hash = map_hash;
   g.seed = seed_;
+  g.first_record = static_cast<uint32_t>(first_record_);
+  g.record_capacity = static_cast<uint32_t>(object_count_ - first_record_);
   g.rng = Mix64(seed_ ^ 0x5eedULL);
   for (int i = 0; i < static_cast<int>(pickups_.size()); ++i) {
     Edict& e = objects_[first_pickup_ + i].edict;
@@ -150,6 +156,7 @@ void World::InitState(uint64_t map_hash) {
     e.flags = kFlagInUse | kFlagAvailable;
     LinkEdict(first_pickup_ + i);
   }
+  RebuildRecordIndex();
 }
 
 // ---- Accessors and the mutation path ----
@@ -260,6 +267,7 @@ void World::RelinkAll() {
     const Edict& e = objects_[id].edict;
     if (e.flags & kFlagLinked) tree_->Link(id, EdictBox(e));
   }
+  RebuildRecordIndex();
 }
 
 // ---- Joins and leaves (serial) ----
@@ -276,28 +284,37 @@ JoinResult World::Join(std::string_view name, uint64_t token) {
   }
   const uint64_t token_hash = Hash64(&token, sizeof token, kTokenSalt);
   EntityId id = FindPlayer(name);
-  if (id != 0) {
+  if (id != 0) {  // online already: the same session's identity (idempotent)
     if (objects_[id].edict.token_hash != token_hash) {
       r.status = core::Status::Refused("join: wrong token for player '" + std::string(name) + "'");
       return r;
-    }
-    Edict& e = Mut(id);
-    e.flags |= kFlagConnected;
-    if (e.flags & kFlagDead) {
-      SpawnPlayer(id);
-    } else {
-      e.flags |= kFlagSolid;
-      LinkEdict(id);
     }
     r.player = id;
     r.resumed = true;
     return r;
   }
-  for (id = 1; id <= max_players_; ++id) {
-    if (objects_[id].edict.kind == EntityKind::kFree) break;
+  const EntityId record = FindRecord(name);
+  if (record != 0 && objects_[record].edict.token_hash != token_hash) {
+    r.status = core::Status::Refused("join: wrong token for player '" + std::string(name) + "'");
+    return r;
+  }
+  // A returning player gets its old slot back if it is free, so its id stays the same.
+  const EntityId home = record != 0 ? objects_[record].edict.last_slot : 0;
+  if (IsPlayerId(home) && objects_[home].edict.kind == EntityKind::kFree) {
+    id = home;
+  } else {
+    for (id = 1; id <= max_players_; ++id) {
+      if (objects_[id].edict.kind == EntityKind::kFree) break;
+    }
   }
   if (id > max_players_) {
     r.status = core::Status::Refused("join: server full");
+    return r;
+  }
+  if (record != 0) {
+    ResumeRecord(record, id);
+    r.player = id;
+    r.resumed = true;
     return r;
   }
   Globals& g = MutGlobals();
@@ -314,17 +331,6 @@ JoinResult World::Join(std::string_view name, uint64_t token) {
   SpawnPlayer(id);
   r.player = id;
   return r;
-}
-
-core::Status World::Leave(EntityId player) {
-  if (!IsPlayerId(player) || !(objects_[player].edict.flags & kFlagConnected)) {
-    return core::Status::InvalidArgument("leave: player " + std::to_string(player) +
-                                         " is not connected");
-  }
-  Edict& e = Mut(player);
-  e.flags &= ~(kFlagConnected | kFlagSolid);
-  UnlinkEdict(player);
-  return core::Status::OK();
 }
 
 // ---- Hash, save, load ----
@@ -352,6 +358,7 @@ core::Status World::LoadState(std::span<const uint8_t> bytes) {
   }
   if (g.object_size != kObjectSize || g.object_count != mine.object_count ||
       g.max_players != mine.max_players || g.first_pickup != mine.first_pickup ||
+      g.first_record != mine.first_record || g.record_capacity != mine.record_capacity ||
       g.tick_ms != mine.tick_ms || g.map_hash != mine.map_hash) {
     return core::Status::InvalidArgument("load state: saved for another map or configuration");
   }

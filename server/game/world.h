@@ -2,9 +2,11 @@
 // derived areanode links, and the rules: player commands, the world phase, joins and leaves.
 //
 // State layout (see entity.h and docs/game.md): object 0 is the Globals; objects
-// 1..max_players are player edicts; then kRocketsPerPlayer rocket slots per player (player p owns
-// RocketSlot(p, 0..3)); then one edict per map pickup. object_count() objects of kObjectSize
-// bytes each, at StateBytes().data() + id * kObjectSize. Edict id == areanode entity id.
+// 1..max_players are the online players' edicts; then kRocketsPerPlayer rocket slots per player
+// (player p owns RocketSlot(p, 0..3)); then one edict per map pickup; then the record store:
+// max_records objects holding offline players' records (EntityKind::kRecord). object_count()
+// objects of kObjectSize bytes each, at StateBytes().data() + id * kObjectSize. Edict id ==
+// areanode entity id; entities (what snapshots may show) are the ids below first_record().
 //
 // The Mut contract. Every write to persistent state goes through Mut(id) or MutGlobals(), which
 // call the write hook (if set) with the object id BEFORE returning the reference. The returned
@@ -31,10 +33,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "maps/map.h"
@@ -48,7 +53,8 @@
 namespace game {
 
 struct WorldConfig {
-  int max_players = 64;                         // 1..4096
+  int max_players = 64;                         // 1..4096 online at once
+  int max_records = 1024;                       // 1..1000000 offline player records (the server: --max-records)
   int tick_ms = 33;                             // world phase step, 1..1000
   int areanode_depth = areanode::kDefaultDepth;
   uint64_t seed = 1;
@@ -81,7 +87,9 @@ class World {
     return first_rocket_ + (player - 1) * kRocketsPerPlayer + k;
   }
   EntityId first_pickup() const { return first_pickup_; }
-  int pickup_count() const { return object_count_ - first_pickup_; }
+  int pickup_count() const { return first_record_ - first_pickup_; }
+  EntityId first_record() const { return first_record_; }
+  int record_capacity() const { return object_count_ - first_record_; }
   int tick_ms() const { return tick_ms_; }
 
   // ---- Reads (any thread that does not overlap writers) ----
@@ -89,8 +97,14 @@ class World {
   // Region-checked while a command runs on this thread (set_region_check).
   const Edict& Get(EntityId id) const;
   std::span<const uint8_t> StateBytes() const;
-  // Player id with this name, or 0.
+  // Online player id with this name, or 0.
   EntityId FindPlayer(std::string_view name) const;
+  // Record-store id of the offline record with this name, or 0.
+  EntityId FindRecord(std::string_view name) const;
+  int offline_records() const { return static_cast<int>(record_by_name_.size()); }
+  bool RecordStoreFull() const { return free_records_.empty(); }
+  // The offline record whose player left longest ago (lowest seen_stamp), or 0 if none.
+  EntityId LeastRecentlySeenRecord() const;
   // True if `token` is the secret of player record `player` (what Join would accept).
   bool TokenMatches(EntityId player, uint64_t token) const;
 
@@ -100,11 +114,18 @@ class World {
   void set_write_hook(WriteHook hook) { write_hook_ = std::move(hook); }
 
   // ---- Serial phases ----
-  // Joins by name and secret token: resumes the record with that name if the token matches
-  // (refused otherwise), else takes the lowest free player slot (refused if full).
+  // Joins by name and secret token. An online player of that name with that token stays as it
+  // is; an offline record of that name is resumed into the lowest free player slot if the token
+  // matches (refused otherwise) and leaves the store; a new name takes the lowest free player
+  // slot. Refused when every player slot is online.
   JoinResult Join(std::string_view name, uint64_t token);
-  // Keeps the record in the world, unlinked, not solid, not visible.
+  // Moves the player into the record store (the lowest free record object, stamped with the next
+  // leave_stamp) and frees its player slot and rocket slots. The store must have a free object:
+  // Refused otherwise (evict first; durability::ApplyLeave does).
   core::Status Leave(EntityId player);
+  // Frees offline record `record` (the player of that name starts afresh if it joins again).
+  // InvalidArgument if `record` is not an offline record.
+  core::Status EvictRecord(EntityId record);
   // Advances everything that is not a player command by tick_ms: rockets, explosions, item
   // respawns, dead players' respawns, the tick counter.
   void RunWorldPhase();
@@ -141,7 +162,8 @@ class World {
   // Replaces the state with `bytes` (from SaveState of a World of the same map and config) and
   // relinks every entity. On error the state is unchanged.
   core::Status LoadState(std::span<const uint8_t> bytes);
-  // Rebuilds the areanode links from the state (after recovery wrote object bytes directly).
+  // Rebuilds the derived data from the state: the areanode links and the record store's indexes
+  // (after recovery wrote object bytes directly).
   void RelinkAll();
   // For recovery's restore path: the object array, to be followed by RelinkAll().
   std::span<uint8_t> MutableStateBytesForRestore();
@@ -198,6 +220,11 @@ class World {
   void Telefrag(EntityId mover, const Bounds& box);
   // Ticks that cover `duration_ms`, rounded up (respawn and lifetime timers).
   int TicksFor(int duration_ms) const { return (duration_ms + tick_ms_ - 1) / tick_ms_; }
+  // player_records.cc
+  void RebuildRecordIndex();
+  void FreeRocketSlots(EntityId player);
+  // Moves offline record `record` into free player slot `player` and frees the record object.
+  void ResumeRecord(EntityId record, EntityId player);
   // world_phase.cc
   void SpawnPlayer(EntityId player);
   int ChooseSpawn();
@@ -214,6 +241,7 @@ class World {
   int object_count_ = 0;
   EntityId first_rocket_ = 0;
   EntityId first_pickup_ = 0;
+  EntityId first_record_ = 0;
   uint64_t seed_ = 0;
   float hitscan_range_ = 0;  // how far a pellet flies: the map's diagonal + kMaxEntityExtent
   float max_pad_speed_ = 0;
@@ -221,6 +249,11 @@ class World {
   std::vector<PickupSpot> pickups_;
   std::vector<TriggerVolume> teleporters_;
   std::vector<TriggerVolume> jump_pads_;
+
+  // Derived from the record store (rebuilt by RelinkAll, kept in step by Leave/Join/EvictRecord).
+  std::unordered_map<std::string, EntityId> record_by_name_;
+  std::map<uint64_t, EntityId> record_by_stamp_;  // LRU order: oldest leave first
+  std::set<EntityId> free_records_;               // lowest free first
 };
 
 }  // namespace game

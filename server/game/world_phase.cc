@@ -31,7 +31,7 @@ void World::RunWorldPhase() {
       }
     }
   }
-  for (EntityId id = first_pickup_; id < object_count_; ++id) {
+  for (EntityId id = first_pickup_; id < first_record_; ++id) {
     const Edict& e = objects_[id].edict;
     if (!(e.flags & kFlagAvailable) && tick >= e.next_tick) {
       Edict& m = Mut(id);

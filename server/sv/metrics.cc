@@ -135,6 +135,16 @@ void RenderPlayersAndInput(const MetricsSnapshot& s, Writer* w) {
   w->One("join_refusals_total", "counter", "JoinRefuse replies sent.",
          static_cast<double>(r.join_refusals));
   w->One("leaves_total", "counter", "Players that left.", static_cast<double>(r.leaves));
+  w->One("player_records", "gauge", "Offline players' records in the record store.",
+         static_cast<double>(r.records.offline));
+  w->One("player_record_capacity", "gauge", "The record store's size (--max-records).",
+         static_cast<double>(r.records.capacity));
+  w->One("player_record_evictions_total", "counter",
+         "Offline records evicted (least recently seen first) since the world was created.",
+         static_cast<double>(r.records.evicted));
+  w->One("new_identity_refusals_total", "counter",
+         "Joins of new names refused by the per-address new-identity rate limit.",
+         static_cast<double>(r.records.new_identity_refusals));
   w->One("invalid_packets_total", "counter",
          "Packets from connected clients dropped as invalid.", static_cast<double>(r.invalid_packets));
   w->One("kicks_total", "counter", "Clients dropped for bad input.", static_cast<double>(r.kicked));

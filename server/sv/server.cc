@@ -24,6 +24,7 @@ namespace {
 constexpr uint64_t kHelloDeadlineMs = 10000;     // joined players must reach their worker by then
 constexpr uint64_t kRequestMaxTicNs = 100'000'000;  // request mode: a frame at least every 100 ms
 constexpr int kRequestPollMs = 1;
+constexpr uint32_t kNewIdentitySlots = 4096;  // new-identity buckets, hashed by source address
 
 std::string MapName(const std::string& path) {
   const size_t slash = path.find_last_of('/');
@@ -51,7 +52,11 @@ std::string VisCacheDir(const ServerOptions& o) {
 }  // namespace
 
 Server::Server(const ServerOptions& options)
-    : options_(options), stats_(options.threads), ticket_rng_(std::random_device{}()) {}
+    : options_(options),
+      stats_(options.threads),
+      ticket_rng_(std::random_device{}()),
+      new_identities_(options.new_identity_burst, options.new_identity_per_min / 60.0,
+                      kNewIdentitySlots, ticket_rng_()) {}
 
 core::Status Server::Create(const ServerOptions& options, std::unique_ptr<Server>* out) {
   core::Status s = ValidateOptions(options);
@@ -64,15 +69,16 @@ core::Status Server::Create(const ServerOptions& options, std::unique_ptr<Server
   if (!s.ok()) return s;
   game::WorldConfig config;
   config.max_players = options.max_players;
+  config.max_records = options.max_records;
   config.tick_ms = options.tick_ms();
   config.areanode_depth = options.areanode_depth;
   config.seed = options.seed;
   s = game::World::Create(sv->map_, *sv->collision_, config, &sv->world_);
   if (!s.ok()) return s;
-  if (sv->world_->object_count() > proto::kMaxEntityId + 1) {
+  if (sv->world_->first_record() > proto::kMaxEntityId + 1) {
     return core::Status::InvalidArgument(
         "--max-players " + std::to_string(options.max_players) + " gives " +
-        std::to_string(sv->world_->object_count()) + " entities; the wire format allows " +
+        std::to_string(sv->world_->first_record()) + " entities; the wire format allows " +
         std::to_string(proto::kMaxEntityId + 1));
   }
   const bool areanode = options.locking == LockingScheme::kAreanode ||
@@ -84,6 +90,10 @@ core::Status Server::Create(const ServerOptions& options, std::unique_ptr<Server
     s = sv->OpenDurability();
     if (!s.ok()) return s;
   }
+
+  // The record store as recovered: in the first stats file, before the first frame.
+  sv->stats_.records_offline.store(static_cast<uint64_t>(sv->world_->offline_records()));
+  sv->stats_.records_evicted.store(sv->world_->globals().records_evicted);
 
   FrameShared& sh = sv->shared_;
   sh.world = sv->world_.get();
@@ -180,6 +190,7 @@ StatsReport Server::Report() const {
   info.areanode_depth = options_.areanode_depth;
   info.leaf_count = world_->tree().leaf_count();
   info.max_players = options_.max_players;
+  info.max_records = options_.max_records;
   info.instrument = options_.instrument;
   info.uptime_s = started_ ? static_cast<double>(core::SteadyMs() - start_ms_) / 1000.0 : 0.0;
   StatsReport r = TakeReport(stats_, info);
@@ -364,6 +375,8 @@ void Server::WorldPhase(bool run_world) {
   ApplyNotices();
   ApplyJoins();
   shared_.tick = durability::ApplyWorldPhase(world_.get(), run_world, &record_);
+  stats_.records_offline.store(static_cast<uint64_t>(world_->offline_records()), std::memory_order_relaxed);
+  stats_.records_evicted.store(world_->globals().records_evicted, std::memory_order_relaxed);
   if (run_world) AddRelaxed(stats_.world_ticks, 1);
   DetectKills();
   const uint64_t now_ms = core::SteadyMs();
@@ -505,6 +518,7 @@ void Server::ReplaceOnlineSession(const JoinTicketRequest& req) {
 proto::JoinRefuse Server::DecideJoin(const JoinTicketRequest& req, JoinDecision* d) {
   proto::JoinRefuse refuse;
   const game::EntityId existing = world_->FindPlayer(req.name);
+  const bool known = existing != 0 || world_->FindRecord(req.name) != 0;
   if (existing != 0 && online_.count(existing)) {
     // Still online after ReplaceOnlineSession: the token did not match.
     refuse.reason = proto::RefuseReason::kWrongToken;
@@ -516,13 +530,20 @@ proto::JoinRefuse Server::DecideJoin(const JoinTicketRequest& req, JoinDecision*
     refuse.text = "server full (" + std::to_string(options_.max_players) + " players)";
     return refuse;
   }
+  // A new identity costs a record when it leaves: new names per source address are rate-limited
+  // so a flood of one-shot names cannot churn returning players' records out of the store.
+  if (!known && !new_identities_.Allow(req.source_ip, 0, core::SteadyMs())) {
+    refuse.reason = proto::RefuseReason::kServerFull;
+    refuse.text = "too many new players from your address: try again later or join with a known name";
+    stats_.new_identity_refusals.fetch_add(1, std::memory_order_relaxed);
+    return refuse;
+  }
   const game::JoinResult r = durability::ApplyJoin(world_.get(), req.name, req.token, &record_);
   if (!r.status.ok()) {
     if (r.status.code() == core::Status::Code::kInvalidArgument) {
       refuse.reason = proto::RefuseReason::kBadName;
     } else {
-      refuse.reason = existing != 0 ? proto::RefuseReason::kWrongToken
-                                    : proto::RefuseReason::kServerFull;
+      refuse.reason = known ? proto::RefuseReason::kWrongToken : proto::RefuseReason::kServerFull;
     }
     refuse.text = r.status.message().substr(0, proto::kMaxReasonChars);
     return refuse;
@@ -618,7 +639,9 @@ void Server::PublishStatus() {
     p.minutes = static_cast<uint32_t>(std::min<uint64_t>((core::SteadyMs() - online.joined_ms) / 60000, 99999));
     p.name = e.name;
     p.frags = std::clamp<int32_t>(e.frags, -32768, 32767);
-    p.ping_ms = std::min<uint32_t>(shared_.ping_ms[id].load(std::memory_order_relaxed), 9999);
+    // Never 0: qstat takes a QuakeWorld player with ping 0 for a bot, leaves it out of the player
+    // count and cuts its name.
+    p.ping_ms = std::clamp<uint32_t>(shared_.ping_ms[id].load(std::memory_order_relaxed), 1, 9999);
     st.player_list.push_back(std::move(p));
   }
   std::sort(st.player_list.begin(), st.player_list.end(),

@@ -37,6 +37,7 @@
 #include "server/durability/tick_record.h"
 #include "server/durability/tick_recorder.h"
 #include "server/game/world.h"
+#include "server/protocol/source_limiter.h"
 #include "server/sv/frame_shared.h"
 #include "server/sv/lobby.h"
 #include "server/sv/metrics.h"
@@ -159,6 +160,7 @@ class Server {
   std::vector<bool> slot_used_;
   std::vector<int32_t> last_frags_, last_deaths_;
   std::mt19937_64 ticket_rng_;
+  proto::SourceLimiter new_identities_;  // session state: never logged, reset by a restart
   uint64_t last_status_ms_ = 0;
   uint64_t last_metrics_ms_ = 0;
   MetricsBoard metrics_board_;

@@ -52,7 +52,11 @@ cxxopts::Options MakeOptions() {
     ("bind", "IPv4 address to bind the lobby and workers to", cxxopts::value<std::string>()->default_value("0.0.0.0"))
     ("port", "Base UDP port: the lobby (joins, getchallenge/status queries)", cxxopts::value<int>()->default_value(std::to_string(proto::kDefaultBasePort)))
     ("threads", "Worker threads, each with its own UDP port (default: hardware cores; 1 with --locking sequential)", cxxopts::value<int>())
-    ("max-players", "Most players online at once (also the number of persistent player records)", cxxopts::value<int>()->default_value("64"))
+    ("max-players", "Most players online at once", cxxopts::value<int>()->default_value("64"))
+    ("max-records", "Offline players' records kept; when full, the one seen least recently is evicted (1..1000000)",
+     cxxopts::value<int>()->default_value("20000"))
+    ("new-identity-burst", "New player names one source IPv4 address may bring at once", cxxopts::value<double>()->default_value("256"))
+    ("new-identity-per-min", "New player names per minute one source address gains back", cxxopts::value<double>()->default_value("60"))
     ("locking", "Command locking: sequential (1 thread, no locks), global (one lock per command), "
                 "areanode (leaf locks of the move box; long-range actions lock all leaves), "
                 "areanode-opt (projectiles lock an expanded box, hitscan a directional box)",
@@ -109,6 +113,13 @@ core::Status ValidateOptions(const ServerOptions& o) {
   if (o.max_players < 1 || o.max_players > 4096) {
     return core::Status::InvalidArgument("--max-players must be 1..4096");
   }
+  if (o.max_records < 1 || o.max_records > 1000000) {
+    return core::Status::InvalidArgument("--max-records must be 1..1000000");
+  }
+  if (!(o.new_identity_burst >= 1) || !(o.new_identity_per_min >= 0) ||
+      !std::isfinite(o.new_identity_burst) || !std::isfinite(o.new_identity_per_min)) {
+    return core::Status::InvalidArgument("--new-identity-burst must be >= 1 and --new-identity-per-min >= 0");
+  }
   if (o.areanode_depth < 1 || o.areanode_depth > 8) {
     return core::Status::InvalidArgument("--areanode-depth must be 1..8");
   }
@@ -151,6 +162,9 @@ ParseResult ParseServerOptions(int argc, const char* const* argv, ServerOptions*
     if (port < 1 || port > 65535) return Error("--port must be 1..65535", help);
     o.port = static_cast<uint16_t>(port);
     o.max_players = r["max-players"].as<int>();
+    o.max_records = r["max-records"].as<int>();
+    o.new_identity_burst = r["new-identity-burst"].as<double>();
+    o.new_identity_per_min = r["new-identity-per-min"].as<double>();
     const std::string locking = r["locking"].as<std::string>();
     if (!ParseLockingName(locking, &o.locking)) return Error("--locking must be sequential, global, areanode or areanode-opt, not '" + locking + "'", help);
     if (r.count("threads")) {

@@ -38,7 +38,10 @@ struct ServerOptions {
   std::string bind_address = "0.0.0.0";
   uint16_t port = proto::kDefaultBasePort;  // lobby; worker i listens on port + 1 + i
   int threads = 1;                 // worker threads, 1..64
-  int max_players = 64;
+  int max_players = 64;            // players online at once
+  int max_records = 20000;         // offline player records kept (docs/game.md, "Persistent players")
+  double new_identity_burst = 256; // new player names per source IPv4 address at once...
+  double new_identity_per_min = 60;  // ...and refilled per minute
   LockingScheme locking = LockingScheme::kAreanodeOpt;
   int areanode_depth = 4;
   FrameMode frame_mode = FrameMode::kFixed;

@@ -192,6 +192,10 @@ class ServerStats {
   std::atomic<uint64_t> kicked{0};
   std::atomic<uint64_t> joins{0};
   std::atomic<uint64_t> join_refusals{0};
+  std::atomic<uint64_t> new_identity_refusals{0};  // joins refused by the new-identity rate limit
+  // The record store, as of the last world phase (written by the master).
+  std::atomic<uint64_t> records_offline{0};
+  std::atomic<uint64_t> records_evicted{0};  // since the world was created (it is in the state)
   std::atomic<uint64_t> leaves{0};
   std::atomic<uint64_t> players_online{0};
   std::atomic<uint64_t> max_players_online{0};

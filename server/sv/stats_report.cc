@@ -151,6 +151,8 @@ StatsReport TakeReport(const ServerStats& s, const ReportInfo& info) {
   r.kicked = Load(s.kicked);
   r.joins = Load(s.joins);
   r.join_refusals = Load(s.join_refusals);
+  r.records = {Load(s.records_offline), static_cast<uint64_t>(info.max_records),
+               Load(s.records_evicted), Load(s.new_identity_refusals)};
   r.leaves = Load(s.leaves);
   r.junk = TakeJunkReport(s.junk);
   for (int t = 0; t < s.threads(); ++t) {
@@ -244,6 +246,9 @@ std::string ToJson(const StatsReport& r) {
   field("junk", JunkJson(r.junk));
   field("joins", Num(r.joins));
   field("join_refusals", Num(r.join_refusals));
+  field("records", "{\"offline\": " + Num(r.records.offline) + ", \"capacity\": " +
+                       Num(r.records.capacity) + ", \"evicted\": " + Num(r.records.evicted) +
+                       ", \"new_identity_refusals\": " + Num(r.records.new_identity_refusals) + "}");
   field("leaves", Num(r.leaves), /*last=*/true);
   return j + "}\n";
 }

@@ -21,6 +21,7 @@ struct ReportInfo {
   int areanode_depth = 0;
   int leaf_count = 0;
   int max_players = 0;
+  int max_records = 0;
   bool instrument = true;
   double uptime_s = 0;
 };
@@ -48,6 +49,9 @@ struct StatsReport {
   uint64_t frames = 0, world_ticks = 0, requests = 0, commands = 0, replies = 0;
   uint64_t invalid_packets = 0, kicked = 0, joins = 0, join_refusals = 0, leaves = 0;
   JunkReport junk;
+  struct Records {
+    uint64_t offline = 0, capacity = 0, evicted = 0, new_identity_refusals = 0;
+  } records;  // docs/stats.md, `records`
   std::array<uint64_t, kPhaseCount> total_ns{};                 // summed over threads
   std::vector<std::array<uint64_t, kPhaseCount>> thread_ns;     // per thread
   std::vector<uint64_t> thread_requests, thread_commands, thread_replies, thread_frames;

@@ -17,6 +17,7 @@ struct JoinTicketRequest {
   uint64_t lobby_conn = 0;  // the lobby's connection id, echoed in the decision
   std::string name;
   uint64_t token = 0;
+  uint32_t source_ip = 0;   // the client's IPv4 address, host order (new-identity rate limit)
 };
 
 // Master -> lobby: what to answer.

@@ -74,10 +74,9 @@ class Game {
     TickRecord record;
     WorldPart(w, tick, &record);
     std::vector<TickCommand> cmds;
-    for (auto& s : scripts_) {
-      if (s.player() != 0 && (w->Get(s.player()).flags & game::kFlagConnected)) {
-        cmds.push_back({0, s.player(), s.Next(*w)});
-      }
+    for (int i = 0; i < kPlayers; ++i) {
+      game::testing::ScriptedPlayer& s = scripts_[i];
+      if (Online(*w, i)) cmds.push_back({0, s.player(), s.Next(*w)});
     }
     std::vector<std::thread> threads;
     std::vector<std::vector<std::string>> thread_errors(kThreads);
@@ -110,23 +109,26 @@ class Game {
   uint64_t live_hash(uint64_t tick) const { return live_hash_.at(tick); }
 
  private:
+  // True if script i's player is online in `w` (found by name: a slot it left may hold another).
+  bool Online(const game::World& w, int i) const {
+    return scripts_[i].player() != 0 && w.FindPlayer("player" + std::to_string(i)) == scripts_[i].player();
+  }
+
   // Joins 12 players per tick until all are in; then each player leaves now and then and comes
-  // back 4 ticks later (a rejoin resumes its record).
+  // back 4 ticks later (a rejoin resumes its record, in its old slot if that is still free).
   void WorldPart(game::World* w, uint64_t tick, TickRecord* record) {
     for (int i = 0; i < kPlayers; ++i) {
-      game::testing::ScriptedPlayer& s = scripts_[i];
-      if (s.player() == 0 || !(w->Get(s.player()).flags & game::kFlagConnected)) continue;
-      if ((tick + 3 * i) % 29 == 0) REQUIRE(ApplyLeave(w, s.player(), record).ok());
+      if (!Online(*w, i)) continue;
+      if ((tick + 3 * i) % 29 == 0) REQUIRE(ApplyLeave(w, scripts_[i].player(), record).ok());
     }
     int joined = 0;
     for (int i = 0; i < kPlayers && joined < 12; ++i) {
       game::testing::ScriptedPlayer& s = scripts_[i];
-      const bool connected = s.player() != 0 && (w->Get(s.player()).flags & game::kFlagConnected);
-      if (connected || (s.player() != 0 && (tick + 3 * i) % 29 < 4)) continue;
+      if (Online(*w, i) || (s.player() != 0 && (tick + 3 * i) % 29 < 4)) continue;
       const game::JoinResult j = ApplyJoin(w, "player" + std::to_string(i), 7000 + i, record);
       REQUIRE(j.status.ok());
       if (s.player() == 0) s = game::testing::ScriptedPlayer(j.player, 101 + i, Options());
-      REQUIRE(s.player() == j.player);
+      s.set_player(j.player);
       ++joined;
     }
     ApplyWorldPhase(w, tick % 4 != 0, record);

@@ -89,10 +89,13 @@ PlayResult Play(uint16_t lobby_port, int n, const std::string& prefix, int play_
 std::string CheckWorld(const sv::Server& server, const std::vector<std::string>& names) {
   const game::World& w = server.world();
   for (const std::string& name : names) {
-    const game::EntityId id = w.FindPlayer(name);
+    // Online players are in a player slot, those that left in the record store.
+    const game::EntityId online = w.FindPlayer(name);
+    const game::EntityId id = online != 0 ? online : w.FindRecord(name);
     if (id == 0) return "player record " + name + " is lost";
     const game::Edict& e = w.Get(id);
-    if (e.kind != game::EntityKind::kPlayer || !(e.flags & game::kFlagInUse)) {
+    const game::EntityKind kind = online != 0 ? game::EntityKind::kPlayer : game::EntityKind::kRecord;
+    if (e.kind != kind || !(e.flags & game::kFlagInUse)) {
       return "player " + name + " is no longer a player record";
     }
   }

@@ -28,7 +28,8 @@ struct PlayResult {
 PlayResult Play(uint16_t lobby_port, int n, const std::string& prefix, int play_ms, int drain_ms,
                 uint64_t seed, std::vector<std::unique_ptr<TestClient>>* clients = nullptr);
 
-// After Server::Wait(): "" if every joined player record exists with its name, no connected
+// After Server::Wait(): "" if every joined player record exists with its name (online, or in
+// the record store), no connected
 // player's box is inside solid geometry, and every pickup is still a pickup; else what failed.
 std::string CheckWorld(const sv::Server& server, const std::vector<std::string>& names);
 

@@ -33,9 +33,18 @@ void Send(ENetPeer* peer, const std::vector<uint8_t>& bytes, uint8_t channel, bo
 }  // namespace
 
 core::Status Connectionless(uint16_t port, const std::vector<uint8_t>& request, int timeout_ms,
-                            std::vector<uint8_t>* reply) {
+                            std::vector<uint8_t>* reply, const std::string& source_address) {
   const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
   if (fd < 0) return core::Status::IoError("socket");
+  if (!source_address.empty()) {
+    sockaddr_in from{};
+    from.sin_family = AF_INET;
+    ::inet_pton(AF_INET, source_address.c_str(), &from.sin_addr);
+    if (::bind(fd, reinterpret_cast<const sockaddr*>(&from), sizeof from) != 0) {
+      ::close(fd);
+      return core::Status::IoError("bind " + source_address);
+    }
+  }
   const sockaddr_in to = Loopback(port);
   ::sendto(fd, request.data(), request.size(), 0, reinterpret_cast<const sockaddr*>(&to), sizeof to);
   pollfd pfd{fd, POLLIN, 0};
@@ -52,10 +61,11 @@ core::Status Connectionless(uint16_t port, const std::vector<uint8_t>& request, 
   return s;
 }
 
-core::Status GetChallenge(uint16_t port, uint32_t* challenge) {
+core::Status GetChallenge(uint16_t port, uint32_t* challenge, const std::string& source_address) {
   std::vector<uint8_t> reply;
   core::Status s = Connectionless(
-      port, proto::EncodeRequest(proto::ConnectionlessRequest::kGetChallenge), 2000, &reply);
+      port, proto::EncodeRequest(proto::ConnectionlessRequest::kGetChallenge), 2000, &reply,
+      source_address);
   if (!s.ok()) return s;
   return proto::ParseChallengeReply(reply, challenge);
 }
@@ -68,9 +78,14 @@ void SendRawUdp(uint16_t port, const std::vector<uint8_t>& bytes) {
   ::close(fd);
 }
 
-TestClient::TestClient() {
+TestClient::TestClient(const std::string& source_address) : source_address_(source_address) {
   enet_initialize();
-  host_ = enet_host_create(nullptr, 2, proto::kNumChannels, 0, 0);
+  ENetAddress bind{};
+  if (!source_address.empty()) {
+    enet_address_set_host_ip(&bind, source_address.c_str());
+    bind.port = 0;
+  }
+  host_ = enet_host_create(source_address.empty() ? nullptr : &bind, 2, proto::kNumChannels, 0, 0);
 }
 
 TestClient::~TestClient() {
@@ -99,7 +114,7 @@ core::Status TestClient::Join(const JoinParams& params, int timeout_ms) {
   if (params.challenge) {
     challenge = *params.challenge;
   } else {
-    core::Status s = GetChallenge(params.lobby_port, &challenge);
+    core::Status s = GetChallenge(params.lobby_port, &challenge, source_address_);
     if (!s.ok()) return s;
   }
   ENetAddress addr;

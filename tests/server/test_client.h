@@ -22,10 +22,11 @@ namespace svtest {
 // 127.0.0.1:port, for the tests' plain UDP sockets.
 sockaddr_in Loopback(uint16_t port);
 
-// One connectionless request/reply over UDP to 127.0.0.1:port (reply bytes, or error).
+// One connectionless request/reply over UDP to 127.0.0.1:port (reply bytes, or error), from
+// source_address (a loopback address such as "127.0.0.2"; "" lets the kernel choose).
 core::Status Connectionless(uint16_t port, const std::vector<uint8_t>& request, int timeout_ms,
-                            std::vector<uint8_t>* reply);
-core::Status GetChallenge(uint16_t port, uint32_t* challenge);
+                            std::vector<uint8_t>* reply, const std::string& source_address = "");
+core::Status GetChallenge(uint16_t port, uint32_t* challenge, const std::string& source_address = "");
 // Sends raw bytes to 127.0.0.1:port from a fresh socket (fuzzing).
 void SendRawUdp(uint16_t port, const std::vector<uint8_t>& bytes);
 
@@ -40,7 +41,9 @@ struct JoinParams {
 
 class TestClient {
  public:
-  TestClient();
+  // source_address: the loopback address the client sends from ("" lets the kernel choose,
+  // 127.0.0.1), so tests can play several source addresses against a server on 127.0.0.1.
+  explicit TestClient(const std::string& source_address = "");
   ~TestClient();
   TestClient(const TestClient&) = delete;
   TestClient& operator=(const TestClient&) = delete;
@@ -72,6 +75,7 @@ class TestClient {
  private:
   core::Status WaitFor(ENetHost* host, int timeout_ms, ENetEvent* ev);
 
+  std::string source_address_;
   ENetHost* host_ = nullptr;
   ENetPeer* worker_peer_ = nullptr;
   bool disconnected_ = false;

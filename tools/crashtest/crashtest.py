@@ -155,6 +155,7 @@ def start_server(a, work, data, n):
     stats = os.path.join(work, f"server-{n}.json")
     cmd = [os.path.join(a.bin, "aftershock-server"), "--map", a.map, "--port", str(a.port),
            "--bind", "127.0.0.1", "--threads", str(a.threads), "--max-players", str(a.bots + 16),
+           "--new-identity-burst", str(max(a.bots, 256)),  # all bots come from one address
            "--data-dir", data, "--checkpoint", a.checkpoint,
            "--checkpoint-interval-ms", str(a.checkpoint_interval_ms), "--durability", a.durability,
            "--hash-log", "--stats-out", stats, "--stats-interval", "1"] + a.server_arg

@@ -90,6 +90,7 @@ def run_point(args, point, index, port):
     server_duration = args.duration + args.ramp + args.warmup + 3  # counted from when it serves
     server_cmd = [os.path.join(args.bin, "aftershock-server"), "--map", map_path, "--port", str(port),
                   "--threads", str(threads), "--max-players", str(max(players, 1)),
+                  "--new-identity-burst", str(max(players, 256)),  # all bots come from one address
                   "--locking", locking, "--frame-mode", frame_mode, "--tick-hz", str(args.tick_hz),
                   "--duration", str(server_duration), "--stats-out", server_stats,
                   "--stats-interval", "1"]
