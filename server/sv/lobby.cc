@@ -155,7 +155,8 @@ void Lobby::HandleJoinRequest(uint64_t id, Conn* conn, const ENetPacket* packet,
     return;
   }
   conn->asked = true;
-  to_master_->Push(JoinTicketRequest{id, req.name, req.secret_token, ntohl(conn->peer->address.host)});
+  to_master_->Push(JoinTicketRequest{id, req.name, req.secret_token,
+                                     ntohl(conn->peer->address.host), conn->peer->address.port});
 }
 
 void Lobby::Send(Conn* conn, const std::vector<uint8_t>& bytes) {

@@ -507,6 +507,8 @@ void Server::ReplaceOnlineSession(const JoinTicketRequest& req) {
   PlayerAssignment drop;
   drop.player = existing;
   drop.drop = true;
+  drop.rejoin_ip = req.source_ip;
+  drop.rejoin_port = req.source_port;
   workers_[it->second.worker]->assignments().Push(drop);
   const core::Status s = durability::ApplyLeave(world_.get(), existing, &record_);
   if (!s.ok()) spdlog::warn("leave of player {} on duplicate login failed: {}", existing, s.ToString());

@@ -18,6 +18,7 @@ struct JoinTicketRequest {
   std::string name;
   uint64_t token = 0;
   uint32_t source_ip = 0;   // the client's IPv4 address, host order (new-identity rate limit)
+  uint16_t source_port = 0; // its UDP port
 };
 
 // Master -> lobby: what to answer.
@@ -37,6 +38,11 @@ struct PlayerAssignment {
   // Instead of expecting a Hello: forget this player's session or pending ticket, kicking the
   // client with kDuplicateLogin, and send no leave notice (the master already applied the leave).
   bool drop = false;
+  // With drop: where the new login came from (host order). An old session at the same address
+  // and port is a client that restarted on its port: it is reset without a Kick (docs/protocol.md,
+  // section 4, "Reconnecting").
+  uint32_t rejoin_ip = 0;
+  uint16_t rejoin_port = 0;
 };
 
 // Worker -> master.

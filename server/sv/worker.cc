@@ -1,6 +1,8 @@
 // Worker: sessions, input validation, command execution under the locking scheme, replies.
 #include "server/sv/worker.h"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <iterator>
 
@@ -84,7 +86,7 @@ void Worker::RequestPhase(PhaseClock* clock) {
   // Before any packet: a drop must take effect before the old session's commands could run.
   for (const PlayerAssignment& a : assignment_scratch_) {
     if (a.drop) {
-      DropPlayer(a.player);
+      DropPlayer(a.player, a.rejoin_ip, a.rejoin_port);
     } else {
       expected_[a.player] = Expected{a.ticket, a.last_applied_sequence, a.deadline_ms};
     }
@@ -227,7 +229,7 @@ void Worker::Kick(Session* s, proto::KickReason reason, const std::string& text)
   Leave(s);
 }
 
-void Worker::DropPlayer(game::EntityId player) {
+void Worker::DropPlayer(game::EntityId player, uint32_t rejoin_ip, uint16_t rejoin_port) {
   expected_.erase(player);
   auto conn = player_conn_.find(player);
   if (conn == player_conn_.end()) return;
@@ -235,6 +237,16 @@ void Worker::DropPlayer(game::EntityId player) {
   player_conn_.erase(conn);
   s->active = false;  // so Kick's Leave sends no notice: the master applied the leave already
   s->requested = false;
+  if (ntohl(s->peer->address.host) == rejoin_ip && s->peer->address.port == rejoin_port) {
+    // The client dropped without a disconnect and came back on the same port. Anything sent to
+    // the old peer now (a Kick, a disconnect, a resend) would reach the new session's ENet peer
+    // at that address, whose fresh host reuses the same peer slot and session ids, and break it.
+    // So the old peer is reset, which sends nothing, and its session forgotten.
+    s->peer->data = nullptr;
+    enet_peer_reset(s->peer);
+    sessions_.erase(s->conn_id);
+    return;
+  }
   Kick(s, proto::KickReason::kDuplicateLogin, "the same identity joined again");
 }
 

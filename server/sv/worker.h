@@ -89,8 +89,10 @@ class Worker {
   void HandleCommands(Session* s, std::span<const uint8_t> data, uint64_t now_ms);
   void Invalid(Session* s, uint64_t now_ms, proto::KickReason reason);
   void Kick(Session* s, proto::KickReason reason, const std::string& text);
-  // Forgets `player`'s session or pending ticket on this worker (duplicate login).
-  void DropPlayer(game::EntityId player);
+  // Forgets `player`'s session or pending ticket on this worker (duplicate login from
+  // rejoin_ip:rejoin_port, host order): kicks the old client, or resets its peer silently if it
+  // is at that very address and port (the client restarted there).
+  void DropPlayer(game::EntityId player, uint32_t rejoin_ip, uint16_t rejoin_port);
   void Leave(Session* s);
   void Expire(uint64_t now_ms);
 

@@ -181,7 +181,9 @@ TEST_CASE("new names from one address are rate-limited: returning players keep t
   sv::StatsReport r = server->Report();
   CHECK(r.records.offline == 20);
   CHECK(r.records.evicted == 0);
-  CHECK(r.records.new_identity_refusals == static_cast<uint64_t>(f.full));
+  // A refusal whose answer came too late for its client counts at the server, not as `full`.
+  CHECK(r.records.new_identity_refusals >= static_cast<uint64_t>(f.full));
+  CHECK(r.records.new_identity_refusals <= static_cast<uint64_t>(f.full + f.other));
   // Every veteran comes back to its record: its commands are still applied.
   for (int i = 0; i < 5; ++i) {
     svtest::TestClient c;

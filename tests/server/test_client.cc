@@ -78,14 +78,22 @@ void SendRawUdp(uint16_t port, const std::vector<uint8_t>& bytes) {
   ::close(fd);
 }
 
-TestClient::TestClient(const std::string& source_address) : source_address_(source_address) {
+TestClient::TestClient(const std::string& source_address, uint16_t source_port)
+    : source_address_(source_address) {
   enet_initialize();
   ENetAddress bind{};
-  if (!source_address.empty()) {
-    enet_address_set_host_ip(&bind, source_address.c_str());
-    bind.port = 0;
-  }
-  host_ = enet_host_create(source_address.empty() ? nullptr : &bind, 2, proto::kNumChannels, 0, 0);
+  bind.host = ENET_HOST_ANY;
+  if (!source_address.empty()) enet_address_set_host_ip(&bind, source_address.c_str());
+  bind.port = source_port;
+  const bool bound = !source_address.empty() || source_port != 0;
+  host_ = enet_host_create(bound ? &bind : nullptr, 2, proto::kNumChannels, 0, 0);
+}
+
+void TestClient::Abandon() {
+  if (host_ != nullptr) enet_host_destroy(host_);  // resets its peers: nothing is sent
+  host_ = nullptr;
+  worker_peer_ = nullptr;
+  disconnected_ = true;
 }
 
 TestClient::~TestClient() {

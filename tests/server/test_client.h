@@ -43,7 +43,8 @@ class TestClient {
  public:
   // source_address: the loopback address the client sends from ("" lets the kernel choose,
   // 127.0.0.1), so tests can play several source addresses against a server on 127.0.0.1.
-  explicit TestClient(const std::string& source_address = "");
+  // source_port: the UDP port to send from (0: any), to play a client that restarts on its port.
+  explicit TestClient(const std::string& source_address = "", uint16_t source_port = 0);
   ~TestClient();
   TestClient(const TestClient&) = delete;
   TestClient& operator=(const TestClient&) = delete;
@@ -60,6 +61,9 @@ class TestClient {
   // Services the worker connection: decodes snapshots and events.
   void Service(int timeout_ms);
   void Disconnect();
+  // Drops everything without telling the server, as a crashed client or a lost network does:
+  // the ENet host is destroyed with no disconnect sent.
+  void Abandon();
 
   bool connected() const { return worker_peer_ != nullptr && !disconnected_; }
   bool kicked() const { return kick_.has_value(); }
