@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "server/core/atomic_file.h"
+#include "server/sv/agones.h"
 #include "server/sv/metrics.h"
 #include "server/sv/server.h"
 #include "server/sv/server_options.h"
@@ -73,7 +74,20 @@ int main(int argc, char** argv) {
     }
     spdlog::info("metrics on http://{}:{}/metrics", options.bind_address, options.metrics_port);
   }
+  sv::AgonesOptions agones_options;
+  if (options.agones) {
+    const core::Status as = sv::AgonesOptionsFromEnv(options.agones_health_ms, &agones_options);
+    if (!as.ok()) {
+      spdlog::critical("cannot start: {}", as.ToString());
+      spdlog::shutdown();
+      return 1;
+    }
+  }
   server->Start();
+  // Recovered (in Create) and listening: Agones may send players now.
+  std::unique_ptr<sv::AgonesSdk> agones;
+  if (options.agones) agones = sv::AgonesSdk::Start(agones_options);
+  bool duration_reached = false;
   const auto start = std::chrono::steady_clock::now();
   auto next_report = start + std::chrono::duration<double>(options.stats_interval_s);
   sv::StatsReport prev = server->Report();
@@ -88,6 +102,7 @@ int main(int argc, char** argv) {
     const auto now = std::chrono::steady_clock::now();
     if (options.duration_s > 0 && now - start >= std::chrono::duration<double>(options.duration_s)) {
       spdlog::info("--duration {} s reached: shutting down", options.duration_s);
+      duration_reached = true;
       break;
     }
     if (now >= next_report) {
@@ -107,6 +122,17 @@ int main(int argc, char** argv) {
   WriteStats(final_report, options.stats_out);
   const core::Status fatal = server->fatal_status();
   server.reset();
+  if (agones != nullptr) {
+    // Only a clean end asks Agones to shut the game server down; after a signal Agones is
+    // already stopping the pod, after a failure the silence marks it unhealthy (and a restarted
+    // pod recovers from the data volume).
+    if (duration_reached && fatal.ok()) {
+      const core::Status as = agones->Shutdown();
+      if (!as.ok()) spdlog::error("agones: shutdown not delivered: {}", as.ToString());
+    } else {
+      agones->Stop();
+    }
+  }
   if (!fatal.ok()) {
     spdlog::critical("stopped: {}", fatal.ToString());
     spdlog::shutdown();

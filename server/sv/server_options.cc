@@ -93,6 +93,9 @@ cxxopts::Options MakeOptions() {
     ("async-flush-ms", "Log sync interval with --durability async", cxxopts::value<int>()->default_value("200"))
     ("metrics-port", "Serve Prometheus metrics at http://BIND:PORT/metrics on this TCP port "
                      "(0 = off); the list is in docs/stats.md", cxxopts::value<int>()->default_value("0"))
+    ("agones", "Tell the Agones SDK sidecar (localhost:$AGONES_SDK_HTTP_PORT, default 9358) Ready once "
+               "recovered and listening, Health every --agones-health-ms, Shutdown after a clean --duration end")
+    ("agones-health-ms", "Agones Health ping interval", cxxopts::value<int>()->default_value("2000"))
     ("hash-log", "Append \"log-tick state-hash\" for every frame to DATA_DIR/hash.log (crash tests)")
     ("h,help", "Print this help");
   // clang-format on
@@ -141,6 +144,9 @@ core::Status ValidateOptions(const ServerOptions& o) {
   }
   if (o.async_flush_ms < 1 || o.async_flush_ms > 60000) {
     return core::Status::InvalidArgument("--async-flush-ms must be 1..60000");
+  }
+  if (o.agones_health_ms < 10 || o.agones_health_ms > 600000) {
+    return core::Status::InvalidArgument("--agones-health-ms must be 10..600000");
   }
   if (o.hash_log && o.data_dir.empty()) {
     return core::Status::InvalidArgument("--hash-log needs a --data-dir");
@@ -212,6 +218,8 @@ ParseResult ParseServerOptions(int argc, const char* const* argv, ServerOptions*
     const int metrics_port = r["metrics-port"].as<int>();
     if (metrics_port < 0 || metrics_port > 65535) return Error("--metrics-port must be 0..65535", help);
     o.metrics_port = static_cast<uint16_t>(metrics_port);
+    o.agones = r.count("agones") > 0;
+    o.agones_health_ms = r["agones-health-ms"].as<int>();
     const core::Status s = ValidateOptions(o);
     if (!s.ok()) return Error(s.message(), help);
     *out = o;

@@ -71,6 +71,8 @@ struct ServerOptions {
 
   // Operations (docs/stats.md, "Prometheus metrics").
   uint16_t metrics_port = 0;       // TCP port of GET /metrics on bind_address; 0: off
+  bool agones = false;             // call the Agones SDK (server/sv/agones.h, deploy/README.md)
+  int agones_health_ms = 2000;     // Health ping interval
 
   int tick_ms() const { return tick_hz > 0 ? (1000 + tick_hz / 2) / tick_hz : 33; }
 };

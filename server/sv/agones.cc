@@ -1,0 +1,95 @@
+// AgonesSdk: Ready, Health and Shutdown over the Agones SDK sidecar's REST gateway.
+#include "server/sv/agones.h"
+
+#include <cstdlib>
+
+#include <httplib.h>
+#include <spdlog/spdlog.h>
+
+namespace sv {
+
+core::Status AgonesOptionsFromEnv(int health_interval_ms, AgonesOptions* out) {
+  AgonesOptions o;
+  o.health_interval_ms = health_interval_ms;
+  const char* port = std::getenv("AGONES_SDK_HTTP_PORT");
+  if (port != nullptr && *port != '\0') {
+    char* end = nullptr;
+    const long p = std::strtol(port, &end, 10);
+    if (*end != '\0' || p < 1 || p > 65535) {
+      return core::Status::InvalidArgument(std::string("AGONES_SDK_HTTP_PORT '") + port +
+                                           "' is not a port number");
+    }
+    o.port = static_cast<uint16_t>(p);
+  }
+  *out = o;
+  return core::Status::OK();
+}
+
+std::unique_ptr<AgonesSdk> AgonesSdk::Start(const AgonesOptions& options) {
+  std::unique_ptr<AgonesSdk> sdk(new AgonesSdk(options));
+  sdk->thread_ = std::thread([s = sdk.get()] { s->Run(); });
+  return sdk;
+}
+
+AgonesSdk::~AgonesSdk() { Stop(); }
+
+core::Status AgonesSdk::Post(const std::string& path) {
+  httplib::Client client(options_.host, options_.port);
+  client.set_connection_timeout(1);
+  client.set_read_timeout(2);
+  // The gateway maps each SDK call to POST with an empty JSON message as the body.
+  const auto res = client.Post(path, "{}", "application/json");
+  if (!res) {
+    return core::Status::IoError("agones " + path + ": " + httplib::to_string(res.error()));
+  }
+  if (res->status != 200) {
+    return core::Status::IoError("agones " + path + ": HTTP " + std::to_string(res->status));
+  }
+  return core::Status::OK();
+}
+
+bool AgonesSdk::WaitStop(int ms) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return cv_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return stop_; });
+}
+
+void AgonesSdk::Run() {
+  for (int attempt = 1;; ++attempt) {
+    const core::Status s = Post("/ready");
+    if (s.ok()) {
+      spdlog::info("agones: ready (attempt {})", attempt);
+      break;
+    }
+    if (attempt == 1 || attempt % 20 == 0) spdlog::warn("{}; retrying", s.ToString());
+    if (WaitStop(options_.retry_ms)) return;
+  }
+  while (!WaitStop(options_.health_interval_ms)) {
+    const core::Status s = Post("/health");
+    if (!s.ok()) spdlog::warn("{}", s.ToString());
+  }
+}
+
+void AgonesSdk::Stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+core::Status AgonesSdk::Shutdown() {
+  Stop();
+  core::Status s;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    s = Post("/shutdown");
+    if (s.ok()) {
+      spdlog::info("agones: shutdown sent");
+      return s;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(options_.retry_ms));
+  }
+  return s;
+}
+
+}  // namespace sv

@@ -1,0 +1,61 @@
+// AgonesSdk: the game server's side of Agones' SDK, over the SDK sidecar's REST interface
+// (cpp-httplib): Ready once the world is recovered and the ports are open, Health on an
+// interval, Shutdown after a clean --duration end. The sidecar listens on
+// localhost:$AGONES_SDK_HTTP_PORT (default 9358) and may start after the game server, so calls
+// are retried. Which calls happen when: deploy/README.md.
+//
+// Threading: Start/Shutdown/Stop on one controlling thread (main); the calls run on the SDK's
+// own thread, never on a frame thread.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "server/core/status.h"
+
+namespace sv {
+
+struct AgonesOptions {
+  std::string host = "127.0.0.1";
+  uint16_t port = 9358;            // $AGONES_SDK_HTTP_PORT
+  int health_interval_ms = 2000;   // Agones' default health period is 5 s
+  int retry_ms = 500;              // between attempts of a failed call
+};
+
+// The options from the environment: AGONES_SDK_HTTP_PORT if set (InvalidArgument if it is not
+// a port number), the defaults otherwise.
+core::Status AgonesOptionsFromEnv(int health_interval_ms, AgonesOptions* out);
+
+class AgonesSdk {
+ public:
+  // Starts the SDK thread: POST /ready (retried until it succeeds or Stop/Shutdown), then
+  // POST /health every health_interval_ms. Call once recovery finished and the ports are open.
+  static std::unique_ptr<AgonesSdk> Start(const AgonesOptions& options);
+  ~AgonesSdk();  // Stop()
+
+  // A clean end: stops the health pings, then POST /shutdown (up to 5 attempts). The result of
+  // the last attempt.
+  core::Status Shutdown();
+  // Stops the SDK thread without telling Agones (a signal or an error ends the process: Agones
+  // sees the pod end, or the health pings stop).
+  void Stop();
+
+ private:
+  explicit AgonesSdk(const AgonesOptions& options) : options_(options) {}
+  void Run();
+  core::Status Post(const std::string& path);
+  bool WaitStop(int ms);  // true if stopping
+
+  const AgonesOptions options_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;  // guarded by mu_
+  std::thread thread_;
+};
+
+}  // namespace sv
