@@ -79,6 +79,13 @@ MoveTrace MoveClipper::Trace(Vec3 start, Vec3 end, Vec3 mins, Vec3 maxs) const {
         c.box.mins.y > sweep_hi.y || c.box.maxs.z < sweep_lo.z || c.box.mins.z > sweep_hi.z) {
       continue;
     }
+    // Strictly inside the box grown by the mover: SweepBoxVsBox would say start_inside, which
+    // is ignored (see the header). Again the same result, sooner.
+    if (start.x > c.box.mins.x - maxs.x && start.x < c.box.maxs.x - mins.x &&
+        start.y > c.box.mins.y - maxs.y && start.y < c.box.maxs.y - mins.y &&
+        start.z > c.box.mins.z - maxs.z && start.z < c.box.maxs.z - mins.z) {
+      continue;
+    }
     float f;
     Vec3 n;
     bool inside;
