@@ -319,49 +319,59 @@ Status Parse(std::span<const uint8_t> packet, WireSnapshot* s) {
   return Status::OK();
 }
 
-// Applies removals and entries to the baseline's entities, checking every merge rule.
+// Applies removals and entries to the baseline's entities, checking every merge rule. The
+// baseline (a previous merge's output), the removals and the entries are all ascending by id
+// (the last two checked here), so one linear merge walk yields the result in id order.
 Status Merge(const WireSnapshot& s, const std::vector<EntityState>& base,
              std::vector<EntityState>* out) {
-  // Both lists are strictly ascending (checked here), so membership is a binary search: no
-  // bitmap sized by the id space is cleared on every decode.
-  auto removed = [&s](uint16_t id) {
-    return std::binary_search(s.removed.begin(), s.removed.end(), id);
-  };
-  auto written = [&s](uint16_t id) {
-    auto it = std::lower_bound(s.entries.begin(), s.entries.end(), id,
-                               [](const WireEntry& en, uint16_t v) { return en.fields.id < v; });
-    return it != s.entries.end() && it->fields.id == id;
-  };
-  for (size_t i = 0; i < s.removed.size(); ++i) {
-    uint16_t id = s.removed[i];
-    if (i > 0 && id <= s.removed[i - 1]) return Bad("removed ids not strictly ascending");
-    if (FindById(base, id) == nullptr) {
-      return Bad("removed id " + std::to_string(id) + " is not in the baseline");
-    }
+  for (size_t i = 1; i < s.removed.size(); ++i) {
+    if (s.removed[i] <= s.removed[i - 1]) return Bad("removed ids not strictly ascending");
   }
   for (size_t i = 0; i < s.entries.size(); ++i) {
-    const WireEntry& en = s.entries[i];
-    const uint16_t id = en.fields.id;
+    const uint16_t id = s.entries[i].fields.id;
     if (id > kMaxEntityId) {
       return Bad("entity id " + std::to_string(id) + " over " + std::to_string(kMaxEntityId));
     }
     if (i > 0 && id <= s.entries[i - 1].fields.id) return Bad("entity ids not strictly ascending");
-    if (removed(id)) return Bad("entity " + std::to_string(id) + " both removed and sent");
-    if (en.mask & kFieldNew) {
-      out->push_back(en.fields);
+  }
+  auto not_in_base = [](uint16_t id) {
+    return Bad("removed id " + std::to_string(id) + " is not in the baseline");
+  };
+  constexpr uint32_t kEnd = UINT32_MAX;
+  size_t b = 0, r = 0, e = 0;
+  while (b < base.size() || e < s.entries.size()) {
+    const uint32_t bid = b < base.size() ? base[b].id : kEnd;
+    const uint32_t eid = e < s.entries.size() ? s.entries[e].fields.id : kEnd;
+    // Every baseline id below bid is done, so a removal still pending below it removes nothing.
+    if (r < s.removed.size() && s.removed[r] < bid) return not_in_base(s.removed[r]);
+    const bool removed = r < s.removed.size() && s.removed[r] == bid;
+    if (bid < eid) {  // kept or removed as it was
+      if (removed) {
+        ++r;
+      } else {
+        out->push_back(base[b]);
+      }
+      ++b;
       continue;
     }
-    const EntityState* b = FindById(base, id);
-    if (b == nullptr) return Bad("delta for entity " + std::to_string(id) + " not in baseline");
-    EntityState e = *b;
-    ApplyFields(en.mask, en.fields, &e);
-    out->push_back(e);
+    const WireEntry& en = s.entries[e];
+    if (bid == eid && removed) {
+      return Bad("entity " + std::to_string(eid) + " both removed and sent");
+    }
+    if (en.mask & kFieldNew) {
+      out->push_back(en.fields);
+    } else if (bid == eid) {
+      EntityState merged = base[b];
+      ApplyFields(en.mask, en.fields, &merged);
+      out->push_back(merged);
+    } else {
+      return Bad("delta for entity " + std::to_string(eid) + " not in baseline");
+    }
+    if (bid == eid) ++b;
+    ++e;
   }
-  for (const EntityState& b : base) {
-    if (!removed(b.id) && !written(b.id)) out->push_back(b);
-  }
+  if (r < s.removed.size()) return not_in_base(s.removed[r]);
   if (out->size() > kMaxSnapshotEntities) return Bad("more than 64 entities");
-  std::sort(out->begin(), out->end(), ById);
   for (const EntityState& e : *out) {
     if (Status st = Validate(e); !st.ok()) return st;
   }
