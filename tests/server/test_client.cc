@@ -10,6 +10,7 @@
 #include <chrono>
 
 #include "server/core/steady_clock.h"
+#include "server/protocol/enet_pool.h"
 
 namespace svtest {
 
@@ -69,7 +70,7 @@ void SendRawUdp(uint16_t port, const std::vector<uint8_t>& bytes) {
 }
 
 TestClient::TestClient() {
-  enet_initialize();
+  (void)proto::InitializeEnet();
   host_ = enet_host_create(nullptr, 2, proto::kNumChannels, 0, 0);
 }
 
