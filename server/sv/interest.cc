@@ -135,7 +135,9 @@ void InterestIndex::Select(const game::World& world, game::EntityId player, floa
     const uint64_t* bits = &occupied_[(static_cast<size_t>(z) * g.ny + y) * words_per_line_];
     for (int run_x = x0; run_x <= x1; run_x += 64) {
       const int n = std::min(64, x1 - run_x + 1);
-      uint64_t word = vis::ExtractBits(bits, run_x, n) & view.SeesRun(run_x, n, y, z);
+      uint64_t word = vis::ExtractBits(bits, run_x, n);
+      if (word == 0) continue;  // most lines are empty where players are few
+      word &= view.SeesRun(run_x, n, y, z);
       while (word != 0) {
         const int cell = g.Index(run_x + __builtin_ctzll(word), y, z);
         word &= word - 1;
