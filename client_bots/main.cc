@@ -17,6 +17,7 @@
 #include "client_bots/challenge_client.h"
 #include "client_bots/navigator.h"
 #include "client_bots/report.h"
+#include "server/protocol/enet_pool.h"
 #include "server/core/atomic_file.h"
 #include "server/core/cpu_clock.h"
 
@@ -101,7 +102,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s", parsed.text.c_str());
     return 2;
   }
-  if (enet_initialize() != 0) {
+  if (!proto::InitializeEnet().ok()) {
     std::fprintf(stderr, "error: enet_initialize failed\n");
     return 1;
   }

@@ -1,5 +1,6 @@
-// LogWriter: Append() frames a record and queues it; the log thread takes the whole queue as one
-// batch, writes it (rotating segments by size) and syncs once: group commit. Errors are sticky.
+// LogWriter: Append() frames a record and queues it; the log thread, or in sync mode a caller
+// of WaitDurable that finds the queue waiting (the leader), takes the whole queue as one batch,
+// writes it (rotating segments by size) and syncs once: group commit. Errors are sticky.
 #include "recovery/log_writer.h"
 
 #include <chrono>
@@ -125,8 +126,18 @@ core::Status LogWriter::WaitDurable(uint64_t tick) {
     return core::Status::InvalidArgument("log: WaitDurable(" + std::to_string(tick) +
                                          ") before that tick was appended");
   }
-  durable_cv_.wait(lock, [&] { return durable_tick_ >= tick || !error_.ok(); });
-  return durable_tick_ >= tick ? core::Status::OK() : error_;
+  for (;;) {
+    if (durable_tick_ >= tick) return core::Status::OK();
+    if (!error_.ok()) return error_;
+    // Leader in sync mode: the tick is queued and nobody is writing, so write and sync it here
+    // rather than wait for the log thread to be scheduled (on a busy machine that wait is
+    // longer than the fdatasync).
+    if (options_.durability == Durability::kSync && !writing_ && !queue_.empty()) {
+      if (!WriteQueued(lock)) return error_;
+      continue;
+    }
+    durable_cv_.wait(lock);
+  }
 }
 
 core::Status LogWriter::Flush() {
@@ -148,39 +159,44 @@ LogWriter::Stats LogWriter::stats() const {
   return stats_;
 }
 
-void LogWriter::Fail(const core::Status& s) {
-  std::lock_guard lock(mu_);
-  if (error_.ok()) error_ = s;
-  durable_cv_.notify_all();
+void LogWriter::ThreadMain() {
+  for (;;) {
+    std::unique_lock lock(mu_);
+    if (options_.durability == Durability::kAsync) {
+      work_cv_.wait_for(lock, std::chrono::milliseconds(options_.async_flush_ms), [&] {
+        return closing_ || (flush_requested_ > durable_tick_ && !writing_);
+      });
+    } else {
+      work_cv_.wait(lock, [&] { return closing_ || (!queue_.empty() && !writing_); });
+    }
+    if (!error_.ok()) return;
+    if (closing_) {
+      work_cv_.wait(lock, [&] { return !writing_; });  // a leader may still be writing
+      if (queue_.empty() || !error_.ok()) return;
+    }
+    if (writing_ || queue_.empty()) continue;
+    if (!WriteQueued(lock)) return;
+  }
 }
 
-void LogWriter::ThreadMain() {
-  const bool sync = options_.durability != Durability::kOff;
-  for (;;) {
-    batch_.clear();
-    {
-      std::unique_lock lock(mu_);
-      if (options_.durability == Durability::kAsync) {
-        work_cv_.wait_for(lock, std::chrono::milliseconds(options_.async_flush_ms), [&] {
-          return closing_ || flush_requested_ > durable_tick_;
-        });
-      } else {
-        work_cv_.wait(lock, [&] { return closing_ || !queue_.empty(); });
-      }
-      if (!error_.ok() || (closing_ && queue_.empty())) return;
-      batch_.swap(queue_);  // queue_ gets the previous batch's (cleared) capacity
-    }
-    if (batch_.empty()) continue;
-    core::Status s = WriteBatch(&batch_, sync);
-    if (!s.ok()) {
-      Fail(s);
-      return;
-    }
-    std::lock_guard lock(mu_);
-    durable_tick_ = batch_.back().tick;
-    ++stats_.batches;
+bool LogWriter::WriteQueued(std::unique_lock<std::mutex>& lock) {
+  writing_ = true;
+  batch_.clear();
+  batch_.swap(queue_);  // queue_ gets the previous batch's (cleared) capacity
+  lock.unlock();
+  const core::Status s = WriteBatch(&batch_, options_.durability != Durability::kOff);
+  lock.lock();
+  writing_ = false;
+  work_cv_.notify_all();
+  if (!s.ok()) {
+    if (error_.ok()) error_ = s;
     durable_cv_.notify_all();
+    return false;
   }
+  durable_tick_ = batch_.back().tick;
+  ++stats_.batches;
+  durable_cv_.notify_all();
+  return true;
 }
 
 core::Status LogWriter::WriteBatch(std::vector<Pending>* batch, bool sync) {

@@ -64,7 +64,8 @@ class LogWriter {
   // Highest tick whose record is durable (per mode); 0 if none yet. Any thread.
   uint64_t durable_tick() const;
   bool IsDurable(uint64_t tick) const { return durable_tick() >= tick; }
-  // Blocks until `tick` is durable, or returns the log's error. Any thread.
+  // Blocks until `tick` is durable, or returns the log's error. Any thread. In sync mode a
+  // caller that finds records queued and no write under way writes and syncs them itself.
   core::Status WaitDurable(uint64_t tick);
   // Makes everything appended so far durable (syncs even in kAsync; in kOff only writes).
   core::Status Flush();
@@ -92,9 +93,11 @@ class LogWriter {
 
   explicit LogWriter(const LogOptions& options);
   core::Status OpenSegment(uint64_t number, uint64_t first_tick);  // log thread / Open only
-  core::Status WriteBatch(std::vector<Pending>* batch, bool sync);  // log thread only
+  core::Status WriteBatch(std::vector<Pending>* batch, bool sync);  // the writer only
+  // Becomes the writer (lock held, !writing_, queue not empty): writes and syncs the queue with
+  // mu_ released, then publishes durable_tick_ or the error. False on error.
+  bool WriteQueued(std::unique_lock<std::mutex>& lock);
   void ThreadMain();
-  void Fail(const core::Status& s);
 
   const LogOptions options_;
 
@@ -106,12 +109,14 @@ class LogWriter {
   uint64_t durable_tick_ = 0;      // GUARDED_BY(mu_)
   uint64_t flush_requested_ = 0;   // GUARDED_BY(mu_): tick up to which a Flush wants a sync
   bool closing_ = false;           // GUARDED_BY(mu_)
+  bool writing_ = false;           // GUARDED_BY(mu_): a thread owns the writer state below
   core::Status error_;             // GUARDED_BY(mu_)
   Stats stats_;                    // GUARDED_BY(mu_)
   std::map<uint64_t, Segment> segments_;  // GUARDED_BY(mu_): every segment file in dir
   uint64_t active_number_ = 0;            // GUARDED_BY(mu_)
 
-  // Owned by the log thread after Open.
+  // Writer state: owned by the thread that set writing_ (the log thread or a WaitDurable
+  // leader), and by Open before the log thread starts.
   std::unique_ptr<File> active_;
   std::vector<Pending> batch_;  // the batch being written (its capacity kept between batches)
   std::string write_buf_;       // records of the batch bound for one segment

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "server/protocol/enet_drain.h"
+#include "server/protocol/enet_pool.h"
 
 namespace {
 
@@ -17,7 +18,7 @@ struct Pair {
   ENetAddress server_addr{};
 
   Pair() {
-    REQUIRE(enet_initialize() == 0);
+    REQUIRE(proto::InitializeEnet().ok());
     ENetAddress bind{};
     enet_address_set_host_ip(&bind, "127.0.0.1");
     bind.port = 0;  // any free port

@@ -79,9 +79,10 @@ TEST_CASE("interest leaves out what the PVS hides behind a wall, and keeps what 
   CHECK(seen[0] == c);  // 600 away, nearer than anyone in the crowd (>= 608)
 }
 
-// Dense (300 players: the rings stop early) and sparse (12: the search falls back to a scan).
-TEST_CASE("the ring search returns exactly the nearest visible entities a full scan finds") {
-  const int players = GENERATE(300, 12);
+// Dense (300 players spread out: the search stops early), sparse (12: it runs to the radius)
+// and stacked (200 players still on the spawn points: many candidates share a distance band).
+TEST_CASE("the line search returns exactly the nearest visible entities a full scan finds") {
+  const auto [players, ticks] = GENERATE(std::pair{300, 60}, std::pair{12, 60}, std::pair{200, 1});
   auto t = gt::LoadWorld("maps/dm_arena.map", game::WorldConfig{.max_players = players});
   game::World* w = t.world.get();
   const vis::Pvs pvs = BuildFor(t);
@@ -89,7 +90,7 @@ TEST_CASE("the ring search returns exactly the nearest visible entities a full s
   for (int i = 0; i < players; ++i) {
     bots.emplace_back(gt::JoinOrDie(w, "p" + std::to_string(i), i + 1), i + 1, gt::ScriptOptions{});
   }
-  for (int tick = 0; tick < 60; ++tick) {  // spread out, shoot: rockets are candidates too
+  for (int tick = 0; tick < ticks; ++tick) {  // spread out, shoot: rockets are candidates too
     w->RunWorldPhase();
     for (auto& b : bots) (void)w->ExecuteCommand(b.player(), b.Next(*w));
   }

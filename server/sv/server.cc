@@ -253,16 +253,17 @@ void Server::RunFixed(int index, PhaseClock* clock) {
     if (durability_ != nullptr) {
       if (index == 0) {
         clock->Switch(Phase::kLogSync);
-        LogFrame();
+        AppendTickRecord();
         clock->Switch(Phase::kIntraWait);
       }
-      barrier_->arrive_and_wait();  // B': the frame's record is logged (on disk, in sync mode)
+      barrier_->arrive_and_wait();  // B': the frame's record is appended (its sync under way)
       if (durability_failed_.load(std::memory_order_acquire)) break;  // no reply for this frame
     }
-    w.ReplyPhase(clock);
+    ReplyWhenDurable(w, clock);
     clock->Switch(Phase::kInterWait);
     AddRelaxed(stats_.thread(index).frames, 1);
     barrier_->arrive_and_wait();  // C: every reply sent
+    if (durability_failed_.load(std::memory_order_acquire)) break;
     if (index == 0) {
       stats_.RecordFrame(core::SteadyNs() - frame_start_ns_);
       AddRelaxed(stats_.frames, 1);
@@ -300,7 +301,7 @@ void Server::RunRequest(int index, PhaseClock* clock) {
     }
     w.RequestPhase(clock);
     clock->Switch(Phase::kIntraWait);
-    if (IntraBarrier(clock)) w.ReplyPhase(clock);
+    if (IntraBarrier(clock)) ReplyWhenDurable(w, clock);
     AddRelaxed(stats_.thread(index).frames, 1);
     EndFrame(index);
   }
@@ -338,7 +339,7 @@ bool Server::IntraBarrier(PhaseClock* clock) {
     if (durability_ != nullptr) {
       lock.unlock();
       clock->Switch(Phase::kLogSync);
-      LogFrame();
+      AppendTickRecord();
       clock->Switch(Phase::kIntraWait);
       lock.lock();
     }
@@ -702,13 +703,26 @@ void Server::CheckpointBoundary() {
   if (!s.ok()) Fail(s);
 }
 
-void Server::LogFrame() {
+void Server::AppendTickRecord() {
   recorder_->MergeInto(&record_);
   if (durability_failed_.load(std::memory_order_acquire)) return;
-  core::Status s = durability_->EndOfRequests(log_tick_, record_);
-  if (s.ok()) s = durability_->WaitDurable(log_tick_);  // returns at once unless sync
+  const core::Status s = durability_->EndOfRequests(log_tick_, record_);
   if (!s.ok()) return Fail(s);
-  boundary_tick_ = log_tick_;
+  boundary_tick_ = log_tick_;  // every reply waits for it to be durable before the next frame
+}
+
+void Server::ReplyWhenDurable(Worker& w, PhaseClock* clock) {
+  w.BuildReplies(clock);  // while the log syncs the tick (sync mode)
+  if (durability_ != nullptr) {
+    clock->Switch(Phase::kLogSync);
+    const core::Status s = durability_->WaitDurable(log_tick_);  // at once unless sync
+    if (!s.ok()) {
+      Fail(s);
+      w.DropReplies();  // nothing a client is shown may be lost
+      return;
+    }
+  }
+  w.SendReplies(clock);
 }
 
 void Server::Fail(const core::Status& s) {

@@ -101,7 +101,10 @@ class Server {
   // Durability (serial points of the frame).
   core::Status OpenDurability();
   void CheckpointBoundary();  // master, before the world phase: the previous frame's boundary
-  void LogFrame();            // after every request of the frame: merge, log, wait (sync)
+  void AppendTickRecord();    // after every request of the frame: merge, log (no wait)
+  // Each worker: encode its replies, wait until the frame's tick is durable (sync mode; the
+  // sync runs meanwhile), then send them; if it never becomes durable, drop them and stop.
+  void ReplyWhenDurable(Worker& w, PhaseClock* clock);
   void LeaveRecovered();      // first world phase: players the recovered world had online
   void Fail(const core::Status& s);
 

@@ -2,18 +2,13 @@
 #include "server/sv/transport.h"
 
 #include <algorithm>
-#include <mutex>
 
+#include "server/protocol/enet_pool.h"
 #include "server/protocol/protocol_format.h"
 
 namespace sv {
 
-core::Status InitEnet() {
-  static std::once_flag once;
-  static int result = 0;
-  std::call_once(once, [] { result = enet_initialize(); });
-  return result == 0 ? core::Status::OK() : core::Status::IoError("enet_initialize failed");
-}
+core::Status InitEnet() { return proto::InitializeEnet(); }
 
 core::Status CreateServerHost(const std::string& bind_address, uint16_t port, size_t max_peers,
                               ENetHost** out) {

@@ -346,20 +346,12 @@ void Worker::ExecuteOne(game::EntityId player, const game::UserCmd& cmd) {
 
 // ---- Reply phase -----------------------------------------------------------------------------
 
-void Worker::ReplyPhase(PhaseClock* clock) {
+void Worker::BuildReplies(PhaseClock* clock) {
   clock->Switch(Phase::kReply);
-  event_scratch_.clear();
-  events_.DrainInto(&event_scratch_);
-  const float radius = shared_->options->interest_radius;
-  for (const ReliableEvent& e : event_scratch_) {
-    SharedReliable packet(e.bytes);  // one copy of the bytes, however many receive it
-    for (const auto& [player, s] : player_conn_) {
-      if (EventReaches(e, player, world_->Get(player).origin, radius)) packet.SendTo(s->peer);
-    }
-  }
+  held_.clear();
+  held_bytes_.clear();
   // Every worker buckets the same entities: tens of microseconds, cheaper than another barrier.
   interest_.Build(*world_, *shared_->pvs);
-  uint64_t replies = 0;
   for (const auto& [player, s] : player_conn_) {
     shared_->ping_ms[player].store(s->peer->roundTripTime, std::memory_order_relaxed);
     if (!s->requested) continue;
@@ -372,11 +364,35 @@ void Worker::ReplyPhase(PhaseClock* clock) {
                    st.ToString());
       continue;
     }
-    SendSnapshot(s->peer, encoded_.bytes);
-    ++replies;
+    held_.push_back({s->peer, held_bytes_.size(), encoded_.bytes.size()});
+    held_bytes_.insert(held_bytes_.end(), encoded_.bytes.begin(), encoded_.bytes.end());
   }
-  AddRelaxed(shared_->stats->thread(index_).replies, replies);
+}
+
+void Worker::SendReplies(PhaseClock* clock) {
+  clock->Switch(Phase::kReply);
+  event_scratch_.clear();
+  events_.DrainInto(&event_scratch_);
+  const float radius = shared_->options->interest_radius;
+  for (const ReliableEvent& e : event_scratch_) {
+    SharedReliable packet(e.bytes);  // one copy of the bytes, however many receive it
+    for (const auto& [player, s] : player_conn_) {
+      if (EventReaches(e, player, world_->Get(player).origin, radius)) packet.SendTo(s->peer);
+    }
+  }
+  for (const HeldReply& r : held_) {
+    SendSnapshot(r.peer, std::span<const uint8_t>(held_bytes_).subspan(r.offset, r.size));
+  }
+  AddRelaxed(shared_->stats->thread(index_).replies, held_.size());
+  held_.clear();
   enet_host_flush(host_);
+}
+
+void Worker::DropReplies() {
+  held_.clear();
+  event_scratch_.clear();
+  events_.DrainInto(&event_scratch_);  // the frame's events were never durable either
+  event_scratch_.clear();
 }
 
 void Worker::Shutdown() {

@@ -3,7 +3,9 @@
 // sessions of the players assigned to it, their snapshot encoders and input validators.
 // The frame loop (server.cc) calls it phase by phase on its own thread:
 //   Poll (request mode, idle) -> RequestPhase (receive, validate, execute under the locking
-//   scheme) -> ReplyPhase (snapshots + reliable events; read-only on the world).
+//   scheme) -> BuildReplies (interest + encoded snapshots, held; read-only on the world) ->
+//   SendReplies (reliable events + the held snapshots, once the frame's tick is durable) or
+//   DropReplies (it never became durable: nothing of the frame is shown).
 //
 // Threading: every method runs on the worker's thread, except the two inboxes (any thread) and
 // frame_counters()/locker(), which the master reads at a phase boundary.
@@ -51,7 +53,11 @@ class Worker {
   bool Poll(int timeout_ms);
 
   void RequestPhase(PhaseClock* clock);
-  void ReplyPhase(PhaseClock* clock);
+  // Encodes every requesting player's snapshot into memory; nothing leaves yet, so the log
+  // sync of the frame's tick can run meanwhile. Then exactly one of SendReplies/DropReplies.
+  void BuildReplies(PhaseClock* clock);
+  void SendReplies(PhaseClock* clock);
+  void DropReplies();
   // After the frame loop: kicks every client (server shutdown) and lets ENet deliver.
   void Shutdown();
 
@@ -123,6 +129,12 @@ class Worker {
   std::vector<game::EntityId> visible_;
   proto::Snapshot snapshot_;
   proto::EncodedSnapshot encoded_;
+  struct HeldReply {
+    ENetPeer* peer;
+    size_t offset, size;  // in held_bytes_
+  };
+  std::vector<HeldReply> held_;     // BuildReplies -> SendReplies
+  std::vector<uint8_t> held_bytes_;
   FrameCounters counters_;
   uint64_t global_wait_ns_ = 0;
 };

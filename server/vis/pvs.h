@@ -75,6 +75,8 @@ class Pvs {
     // True if the cell holding p is potentially visible from the viewer's cell.
     bool Sees(Vec3 p) const { return SeesCell(pvs_->CoordOf(p)); }
     bool SeesCell(CellCoord c) const;
+    // Bit i set iff SeesCell({x0 + i, y, z}), for i < n; requires 0 < n <= 64.
+    uint64_t SeesRun(int x0, int n, int y, int z) const;
 
    private:
     friend class Pvs;
@@ -131,6 +133,24 @@ inline bool Pvs::View::SeesCell(CellCoord c) const {
   if (row_ == nullptr) return true;
   const int bit = box_.Bit(c.x, c.y, c.z);
   return (row_[bit >> 6] >> (bit & 63)) & 1;
+}
+
+// Bits [pos, pos + len) of a bit array, as the low bits of the result; 0 < len <= 64.
+inline uint64_t ExtractBits(const uint64_t* words, int pos, int len) {
+  const int w = pos >> 6, off = pos & 63;
+  uint64_t v = words[w] >> off;
+  if (off + len > 64) v |= words[w + 1] << (64 - off);
+  return len == 64 ? v : v & ((uint64_t{1} << len) - 1);
+}
+
+inline uint64_t Pvs::View::SeesRun(int x0, int n, int y, int z) const {
+  if (y < box_.y0 || y > box_.y1 || z < box_.z0 || z > box_.z1) return 0;
+  const int lo = x0 > box_.x0 ? x0 : box_.x0, hi = x0 + n - 1 < box_.x1 ? x0 + n - 1 : box_.x1;
+  if (lo > hi) return 0;
+  const int len = hi - lo + 1;
+  const uint64_t run = row_ == nullptr ? (len == 64 ? ~uint64_t{0} : (uint64_t{1} << len) - 1)
+                                       : ExtractBits(row_, box_.Bit(lo, y, z), len);
+  return run << (lo - x0);
 }
 
 }  // namespace vis

@@ -97,6 +97,37 @@ TEST_CASE("points further apart than the range are never potentially visible") {
   CHECK_FALSE(pvs.From(a).Sees(far));
 }
 
+TEST_CASE("a run of cells answers as the cells one by one, at any start and length") {
+  Loaded l = Load("../shared/maps-real/lqdm1.map");  // walls: rows with both values
+  vis::PvsParams p;
+  p.range_units = 1024;
+  vis::Pvs pvs;
+  REQUIRE(vis::BuildPvs(l.map, *l.collision, p, &pvs, nullptr).ok());
+  const vis::PvsGrid& g = pvs.grid();
+  size_t seen = 0, hidden = 0;
+  for (int cell = 0; cell < g.cell_count(); cell += 7) {
+    const vis::CellCoord from = g.Coord(cell);
+    const vis::Pvs::View view = pvs.From(g.CellMin(from) + vis::Vec3{1, 1, 1});
+    for (int z = 0; z < g.nz; z += 2) {
+      for (int y = 0; y < g.ny; y += 3) {
+        for (const int x0 : {-70, -3, 0, from.x - g.reach_cells, from.x - 1, g.nx - 5}) {
+          for (const int n : {1, 5, 33, 64}) {
+            const uint64_t run = view.SeesRun(x0, n, y, z);
+            for (int i = 0; i < n; ++i) {
+              const int x = x0 + i;
+              const bool want = x >= 0 && x < g.nx && view.SeesCell({x, y, z});
+              if (((run >> i) & 1) != static_cast<uint64_t>(want)) FAIL("cell " << cell << " x " << x << " y " << y << " z " << z);
+              want ? ++seen : ++hidden;
+            }
+          }
+        }
+      }
+    }
+  }
+  CHECK(seen > 1000);
+  CHECK(hidden > 1000);
+}
+
 TEST_CASE("the cache is reused, rebuilt when the map changes, and a damaged file is replaced") {
   TempDir dir;
   const fs::path map_path = dir.path / "small.map";

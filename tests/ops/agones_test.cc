@@ -96,7 +96,7 @@ std::unique_ptr<Subprocess> StartServer(uint16_t port, uint16_t sdk_port, const 
 
 }  // namespace
 
-TEST_CASE("--agones: Ready after recovery with the ports open, Health on its interval, Shutdown at a clean end") {
+TEST_CASE("agones: Ready after recovery with the ports open, Health on its interval, Shutdown at a clean end") {
   const uint16_t port = 28830;
   const std::string data = "/tmp/aftershock_agones_test_" + std::to_string(getpid());
   std::filesystem::remove_all(data);
@@ -140,7 +140,7 @@ TEST_CASE("--agones: Ready after recovery with the ports open, Health on its int
   std::remove((data + ".err").c_str());
 }
 
-TEST_CASE("--agones: a SIGTERM ends the server without Shutdown (Agones is already stopping it)") {
+TEST_CASE("agones: a SIGTERM ends the server without Shutdown (Agones is already stopping it)") {
   const uint16_t port = 28840;
   const std::string data = "/tmp/aftershock_agones_sigterm_" + std::to_string(getpid());
   std::filesystem::remove_all(data);

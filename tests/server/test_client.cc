@@ -10,6 +10,7 @@
 #include <chrono>
 
 #include "server/core/steady_clock.h"
+#include "server/protocol/enet_pool.h"
 
 namespace svtest {
 
@@ -80,7 +81,7 @@ void SendRawUdp(uint16_t port, const std::vector<uint8_t>& bytes) {
 
 TestClient::TestClient(const std::string& source_address, uint16_t source_port)
     : source_address_(source_address) {
-  enet_initialize();
+  (void)proto::InitializeEnet();
   ENetAddress bind{};
   bind.host = ENET_HOST_ANY;
   if (!source_address.empty()) enet_address_set_host_ip(&bind, source_address.c_str());
