@@ -97,7 +97,7 @@ std::unique_ptr<Subprocess> StartServer(uint16_t port, uint16_t sdk_port, const 
 }  // namespace
 
 TEST_CASE("agones: Ready after recovery with the ports open, Health on its interval, Shutdown at a clean end") {
-  const uint16_t port = 28830;
+  const uint16_t port = 29110;
   const std::string data = "/tmp/aftershock_agones_test_" + std::to_string(getpid());
   std::filesystem::remove_all(data);
   // A first life leaves state behind, so the run below starts with a recovery.
@@ -141,7 +141,7 @@ TEST_CASE("agones: Ready after recovery with the ports open, Health on its inter
 }
 
 TEST_CASE("agones: a SIGTERM ends the server without Shutdown (Agones is already stopping it)") {
-  const uint16_t port = 28840;
+  const uint16_t port = 29120;
   const std::string data = "/tmp/aftershock_agones_sigterm_" + std::to_string(getpid());
   std::filesystem::remove_all(data);
   FakeSidecar sidecar(port, 0);

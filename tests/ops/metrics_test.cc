@@ -91,8 +91,8 @@ TEST_CASE("the rendering is valid exposition text with counters, gauges and a hi
 
 TEST_CASE("tsan: scraping /metrics while clients play never races the frame loop") {
   spdlog::set_level(spdlog::level::warn);
-  sv::ServerOptions o = svtest::TestOptions(28740, sv::LockingScheme::kAreanodeOpt, 2);
-  o.metrics_port = 28741;
+  sv::ServerOptions o = svtest::TestOptions(29030, sv::LockingScheme::kAreanodeOpt, 2);
+  o.metrics_port = 29035;
   std::unique_ptr<sv::Server> server;
   REQUIRE(sv::Server::Create(o, &server).ok());
   std::unique_ptr<sv::MetricsServer> http;

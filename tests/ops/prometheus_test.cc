@@ -62,7 +62,7 @@ std::optional<double> WaitFor(httplib::Client* api, const std::string& query,
 }  // namespace
 
 TEST_CASE("a real Prometheus scrapes the server under bot load and answers queries") {
-  const uint16_t port = 28720, metrics_port = 28731, prometheus_port = 28732;
+  const uint16_t port = 29020, metrics_port = 29025, prometheus_port = 29026;
   const std::string dir = "/tmp/aftershock_prometheus_test_" + std::to_string(getpid());
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);

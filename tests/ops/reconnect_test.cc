@@ -43,7 +43,7 @@ TEST_CASE("a client that dropped without a disconnect reconnects from the same U
   spdlog::set_level(spdlog::level::warn);
   for (const int threads : {1, 2}) {
     INFO("threads " << threads);
-    const uint16_t port = static_cast<uint16_t>(28790 + 10 * threads);
+    const uint16_t port = static_cast<uint16_t>(29080 + 8 * (threads - 1));
     const uint16_t client_port = static_cast<uint16_t>(port + 5);
     sv::ServerOptions o = svtest::TestOptions(port, sv::LockingScheme::kAreanodeOpt, threads);
     std::unique_ptr<sv::Server> server;

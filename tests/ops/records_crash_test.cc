@@ -28,7 +28,7 @@ using testing_util::ReadFile;
 using testing_util::Subprocess;
 
 const std::string kBin = AS_BIN_DIR;
-constexpr uint16_t kPort = 28780;
+constexpr uint16_t kPort = 29070;
 
 std::string Temp(const std::string& name) {
   return "/tmp/aftershock_records_crash_" + std::to_string(getpid()) + "_" + name;

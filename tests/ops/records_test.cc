@@ -132,7 +132,7 @@ FloodResult OneShots(uint16_t port, const std::string& prefix, int count, int th
 }  // namespace
 
 TEST_CASE("1,000 one-shot names cannot fill a 64-player server: honest players still join") {
-  sv::ServerOptions o = svtest::TestOptions(28750, sv::LockingScheme::kAreanodeOpt, 2);
+  sv::ServerOptions o = svtest::TestOptions(29040, sv::LockingScheme::kAreanodeOpt, 2);
   o.max_players = 64;
   o.tick_hz = 60;
   o.new_identity_burst = 5000;  // this test is about capacity: the rate limit is the next one's
@@ -162,7 +162,7 @@ TEST_CASE("1,000 one-shot names cannot fill a 64-player server: honest players s
 }
 
 TEST_CASE("new names from one address are rate-limited: returning players keep their records") {
-  sv::ServerOptions o = svtest::TestOptions(28760, sv::LockingScheme::kAreanodeOpt, 2);
+  sv::ServerOptions o = svtest::TestOptions(29050, sv::LockingScheme::kAreanodeOpt, 2);
   o.max_players = 16;
   o.max_records = 40;
   o.new_identity_burst = 20;
@@ -204,7 +204,7 @@ TEST_CASE("new names from one address are rate-limited: returning players keep t
 }
 
 TEST_CASE("a returning player resumes its record; an evicted one starts afresh") {
-  sv::ServerOptions o = svtest::TestOptions(28770, sv::LockingScheme::kAreanodeOpt, 1);
+  sv::ServerOptions o = svtest::TestOptions(29060, sv::LockingScheme::kAreanodeOpt, 1);
   o.max_players = 4;
   o.max_records = 2;
   auto server = Start(o);

@@ -78,7 +78,7 @@ void Play(std::vector<std::unique_ptr<svtest::TestClient>>& clients, int ms) {
 }  // namespace
 
 TEST_CASE("quakestat -qws lists the server and, with -P, its players") {
-  const uint16_t port = 28700;
+  const uint16_t port = 29000;
   Subprocess server({AS_SERVER_BIN, "--port", std::to_string(port), "--bind", "127.0.0.1",
                      "--max-players", "8", "--hostname", "Aftershock browser test",
                      "--log-level", "warn", "--data-dir", "", "--duration", "120"},
@@ -147,7 +147,7 @@ TEST_CASE("quakestat -qws lists the server and, with -P, its players") {
 }
 
 TEST_CASE("status requests beyond a source's budget get no reply, and qstat's form is answered") {
-  const uint16_t port = 28710;
+  const uint16_t port = 29010;
   Subprocess server({AS_SERVER_BIN, "--port", std::to_string(port), "--bind", "127.0.0.1",
                      "--log-level", "warn", "--data-dir", "", "--duration", "120"},
                     "/dev/null", "/dev/null");
