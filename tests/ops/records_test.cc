@@ -176,7 +176,7 @@ TEST_CASE("new names from one address are rate-limited: returning players keep t
   const FloodResult f = OneShots(o.port, "flood", 200, 4);
   CHECK(f.joined == 15);
   CHECK(f.full + f.other == 185);
-  CHECK(f.full > 100);
+  CHECK(f.full > 50);  // most reach the limit; the rest find the lobby's slots held by earlier ones
   WaitForCounts(*server, 0, 20);
   sv::StatsReport r = server->Report();
   CHECK(r.records.offline == 20);
