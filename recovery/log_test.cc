@@ -91,7 +91,7 @@ TEST_CASE("log sync mode: every tick acknowledged as durable survives a crash", 
   }
 }
 
-TEST_CASE("log async mode syncs on its timer and on Flush; off mode never syncs", "[log]") {
+TEST_CASE("log async mode syncs on its timer and on Flush, and off mode never syncs", "[log]") {
   FaultEnv env;
   {
     auto log = OpenLog(&env, Durability::kAsync);

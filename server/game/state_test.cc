@@ -99,7 +99,7 @@ TEST_CASE("every object that changes was announced to the write hook before") {
   CHECK(changed_objects > 300 * 8);
 }
 
-TEST_CASE("a player resumes by name and token; a wrong token is refused") {
+TEST_CASE("a player resumes by name and token, and a wrong token is refused") {
   auto t = SmallArena(2);
   World* w = t.world.get();
   EntityId a = testing::JoinOrDie(w, "alice", 1234);

@@ -203,7 +203,7 @@ TEST_CASE("new names from one address are rate-limited: returning players keep t
   server->Wait();
 }
 
-TEST_CASE("a returning player resumes its record; an evicted one starts afresh") {
+TEST_CASE("a returning player resumes its record, and an evicted one starts afresh") {
   sv::ServerOptions o = svtest::TestOptions(29060, sv::LockingScheme::kAreanodeOpt, 1);
   o.max_players = 4;
   o.max_records = 2;
