@@ -2,6 +2,9 @@
 # Builds a Catch2 v2 test executable (linked with Catch2WithMain) and registers its cases with CTest.
 # TSAN marks a concurrency test: it gets the label "tsan", and in a ThreadSanitizer build
 # (AFTERSHOCK_SANITIZE=thread) only TSAN tests are built, so CI pays for TSan only where it matters.
+# Every ctest test names one case, so a test that matches no case must fail (--warn NoTests): a
+# name catch_discover_tests cannot pass through whole then fails instead of passing empty, and
+# the build rejects case names with ';' (CheckTestNames.cmake), the usual way to get one.
 function(aftershock_add_test name)
   cmake_parse_arguments(T "TSAN" "" "SOURCES;LIBS;LABELS" ${ARGN})
   if(AFTERSHOCK_SANITIZE STREQUAL "thread" AND NOT T_TSAN)
@@ -19,5 +22,10 @@ function(aftershock_add_test name)
   if(labels)
     set(props PROPERTIES LABELS "${labels}")
   endif()
-  catch_discover_tests(${name} TEST_PREFIX "${name}: " WORKING_DIRECTORY ${PROJECT_SOURCE_DIR} ${props})
+  add_custom_command(TARGET ${name} POST_BUILD
+    COMMAND ${CMAKE_COMMAND} -D TEST_EXECUTABLE=$<TARGET_FILE:${name}>
+            -P ${PROJECT_SOURCE_DIR}/cmake/CheckTestNames.cmake
+    VERBATIM)
+  catch_discover_tests(${name} TEST_PREFIX "${name}: " WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
+                       EXTRA_ARGS --warn NoTests ${props})
 endfunction()

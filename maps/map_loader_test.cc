@@ -90,7 +90,7 @@ TEST_CASE("brush contents follow the entity, then the first non-skip texture") {
   CHECK(map.warnings.empty());
 }
 
-TEST_CASE("skip and hint faces do not decide contents; a mixed brush warns") {
+TEST_CASE("skip and hint faces do not decide contents, and a mixed brush warns") {
   std::string mixed = BoxBrush({0, 0, 0}, {8, 8, 8}, "*water");
   mixed.replace(mixed.rfind("*water"), 6, "stone");  // the last face is solid
   std::string skip_first = BoxBrush({0, 0, 8}, {8, 8, 16}, "clip");

@@ -9,6 +9,7 @@
 #include "recovery/crc32c.h"
 #include "recovery/log_format.h"
 #include "server/core/check.h"
+#include "server/core/steady_clock.h"
 
 namespace recovery {
 
@@ -202,7 +203,7 @@ bool LogWriter::WriteQueued(std::unique_lock<std::mutex>& lock) {
 core::Status LogWriter::WriteBatch(std::vector<Pending>* batch, bool sync) {
   std::string& buf = write_buf_;
   buf.clear();
-  uint64_t records = 0, bytes = 0, syncs = 0;
+  uint64_t records = 0, bytes = 0, syncs = 0, sync_ns = 0;
   auto flush = [&]() -> core::Status {
     if (buf.empty()) return core::Status::OK();
     // At the size this thread keeps: Append would ask the file system for it first.
@@ -211,7 +212,10 @@ core::Status LogWriter::WriteBatch(std::vector<Pending>* batch, bool sync) {
     buf.clear();
     if (sync) {
       ++syncs;
-      return active_->DataSync();
+      const uint64_t start_ns = core::SteadyNs();
+      core::Status s = active_->DataSync();
+      sync_ns += core::SteadyNs() - start_ns;
+      return s;
     }
     return core::Status::OK();
   };
@@ -235,6 +239,7 @@ core::Status LogWriter::WriteBatch(std::vector<Pending>* batch, bool sync) {
   stats_.records += records;
   stats_.bytes += bytes;
   stats_.syncs += syncs;
+  stats_.sync_ns += sync_ns;
   return s;
 }
 

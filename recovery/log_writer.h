@@ -43,6 +43,7 @@ class LogWriter {
     uint64_t records = 0;
     uint64_t bytes = 0;    // record bytes written (headers included)
     uint64_t syncs = 0;    // fdatasync calls on segments
+    uint64_t sync_ns = 0;  // wall time spent in those fdatasync calls, summed (steady clock)
     uint64_t batches = 0;  // group commits
     uint64_t segments_created = 0;
     uint64_t segments_deleted = 0;

@@ -173,7 +173,7 @@ TEST_CASE("bevel planes: a box passing a diamond pillar's corner is not stopped 
   CHECK(face.end.x == Approx(-48 - kDistEpsilon).margin(0.02));
 }
 
-TEST_CASE("point contents: solid, liquid, empty; triggers do not count") {
+TEST_CASE("point contents are solid, liquid or empty, and triggers do not count") {
   auto world = CollisionWorld::Build(TestRoom());
   CHECK(world->PointContents({0, 0, -10}) == maps::Contents::kSolid);
   CHECK(world->PointContents({0, 0, 0}) == maps::Contents::kSolid);  // on the surface

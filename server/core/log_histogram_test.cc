@@ -33,7 +33,7 @@ TEST_CASE("merging two histograms equals adding every sample to one") {
   for (double q : {0.1, 0.5, 0.95}) CHECK(a.Percentile(q) == both.Percentile(q));
 }
 
-TEST_CASE("an empty histogram reports zeros; tiny, huge and bad values stay bounded") {
+TEST_CASE("an empty histogram reports zeros, and tiny, huge and bad values stay bounded") {
   LogHistogram h;
   CHECK(h.Percentile(0.5) == 0);
   CHECK(h.mean_us() == 0);

@@ -34,7 +34,7 @@ EntityId Join(game::World* w, const std::string& name, uint64_t token, TickRecor
   return j.player;
 }
 
-TEST_CASE("a returning player resumes its record; new names reuse the freed slots") {
+TEST_CASE("a returning player resumes its record, and new names reuse the freed slots") {
   auto t = Arena(2, 8);
   game::World* w = t.world.get();
   const EntityId a = Join(w, "alice", 11, nullptr);

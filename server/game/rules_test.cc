@@ -56,7 +56,7 @@ TEST_CASE("a rocket hits its target and splashes a bystander") {
   CHECK(w->Get(w->RocketSlot(a, 0)).kind == EntityKind::kFree);
 }
 
-TEST_CASE("a rocket into a nearby wall hurts the shooter; a fatal one costs a frag") {
+TEST_CASE("a rocket into a nearby wall hurts the shooter, and a fatal one costs a frag") {
   auto t = Arena(std::move(testing::TestMap().Box({100, -512, 0}, {132, 512, 256})));
   World* w = t.world.get();
   EntityId a = testing::JoinOrDie(w, "a");

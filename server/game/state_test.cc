@@ -99,7 +99,7 @@ TEST_CASE("every object that changes was announced to the write hook before") {
   CHECK(changed_objects > 300 * 8);
 }
 
-TEST_CASE("a player resumes by name and token; a wrong token is refused") {
+TEST_CASE("a player resumes by name and token, and a wrong token is refused") {
   auto t = SmallArena(2);
   World* w = t.world.get();
   EntityId a = testing::JoinOrDie(w, "alice", 1234);
@@ -107,8 +107,11 @@ TEST_CASE("a player resumes by name and token; a wrong token is refused") {
   w->Mut(a).frags = 3;
   const Edict saved = w->Get(a);
   REQUIRE(w->Leave(a).ok());
+  // Leaving frees the player slot; the player lives on as an offline record.
   CHECK(!(w->Get(a).flags & kFlagConnected));
   CHECK(!w->tree().IsLinked(a));
+  CHECK(w->FindPlayer("alice") == 0);
+  CHECK(w->FindRecord("alice") != 0);
   CHECK(!w->Leave(a).ok());
   UserCmd cmd;
   cmd.sequence = saved.last_cmd_sequence + 1;
@@ -117,16 +120,25 @@ TEST_CASE("a player resumes by name and token; a wrong token is refused") {
 
   JoinResult wrong = w->Join("alice", 999);
   CHECK(wrong.status.code() == core::Status::Code::kRefused);
+  CHECK(w->FindRecord("alice") != 0);  // a refused join leaves the record alone
+  // A new name takes the lowest free slot, alice's; with both slots online any join is refused,
+  // the returning player's too.
   EntityId b = testing::JoinOrDie(w, "bob", 5);
-  CHECK(b != a);
-  CHECK(w->Join("carol", 6).status.code() == core::Status::Code::kRefused);  // full (2 slots)
+  CHECK(b == a);
+  CHECK(testing::JoinOrDie(w, "carol", 6) != a);
+  CHECK(w->Join("dave", 7).status.code() == core::Status::Code::kRefused);  // full (2 slots)
+  CHECK(w->Join("alice", 1234).status.code() == core::Status::Code::kRefused);
+  CHECK(w->FindRecord("alice") != 0);
   CHECK(w->Join("", 6).status.code() == core::Status::Code::kInvalidArgument);
   CHECK(w->Join(std::string(32, 'x'), 6).status.code() == core::Status::Code::kInvalidArgument);
 
+  // Bob leaves, so alice's old slot is free again: she resumes into it, as she left.
+  REQUIRE(w->Leave(b).ok());
   JoinResult back = w->Join("alice", 1234);
   REQUIRE(back.status.ok());
   CHECK(back.resumed);
   CHECK(back.player == a);
+  CHECK(w->FindRecord("alice") == 0);
   const Edict& e = w->Get(a);
   CHECK(e.origin == saved.origin);
   CHECK(e.frags == 3);

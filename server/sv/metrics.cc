@@ -204,6 +204,8 @@ void RenderDurability(const MetricsSnapshot& s, Writer* w) {
          static_cast<double>(l.records));
   w->One("log_bytes_total", "counter", "Bytes written to the command log.", static_cast<double>(l.bytes));
   w->One("log_syncs_total", "counter", "fdatasync calls on log segments.", static_cast<double>(l.syncs));
+  w->One("log_sync_seconds_total", "counter", "Time spent in fdatasync calls on log segments.",
+         static_cast<double>(l.sync_ns) / 1e9);
   w->One("log_durable_wait_seconds_total", "counter",
          "Time frames waited for their log record to be on disk before replying (sync mode).",
          d.stats.wait_durable_ms_total / 1000.0);

@@ -88,6 +88,9 @@ void DurabilityJson(const DurabilityReport& d, std::string* j) {
   *j += "  \"log\": {\"durability\": " + JsonString(d.mode) +
         ", \"ticks\": " + Num(s.ticks_logged) + ", \"durable_tick\": " + Num(s.durable_tick) +
         ", \"bytes\": " + Num(s.log.bytes) + ", \"syncs\": " + Num(s.log.syncs) +
+        ", \"sync_ms\": " + Num(static_cast<double>(s.log.sync_ns) / 1e6) +
+        ", \"sync_mean_ms\": " + Num(Ratio(static_cast<double>(s.log.sync_ns) / 1e6,
+                                            static_cast<double>(s.log.syncs))) +
         ", \"append_mean_ms\": " + Num(Ratio(s.log_append_ms_total, ticks)) +
         ", \"wait_mean_ms\": " + Num(Ratio(s.wait_durable_ms_total, ticks)) +
         ", \"wait_max_ms\": " + Num(s.wait_durable_ms_max) + "},\n";

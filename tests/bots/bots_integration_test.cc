@@ -128,7 +128,7 @@ TEST_CASE("bots join, play and report sane figures") {
   CHECK(std::count(csv.begin(), csv.end(), '\n') >= 3);  // header + a row per second
 }
 
-TEST_CASE("identities resume after the bots restart; another seed's token is refused") {
+TEST_CASE("identities resume after the bots restart, and another seed's token is refused") {
   auto server = StartServer(29620, "resume");
   const std::vector<std::string> same = {"--bots", "4", "--duration", "2", "--identity-prefix", "res", "--seed", "5"};
   const BotsRun first = RunBots(29620, "resume1", same);

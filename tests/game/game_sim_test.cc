@@ -85,7 +85,7 @@ TEST_CASE("players never end up inside walls on dm_arena") {
   }
 }
 
-TEST_CASE("the same command stream gives the same hash; save/load gives the same future") {
+TEST_CASE("the same command stream gives the same hash, and save/load gives the same future") {
   auto run = [](int ticks_before_save, std::vector<uint8_t>* saved, uint64_t* hash_at_save) {
     auto t = testing::LoadWorld("maps/dm_arena.map");
     auto bots = JoinBots(t.world.get(), 48, 42);

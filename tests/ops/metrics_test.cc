@@ -1,11 +1,14 @@
-// The Prometheus endpoint (label tsan): the text format's shape, and an in-process server whose
-// frame master publishes metrics while an HTTP client scrapes /metrics as fast as it can and
-// clients play. A data race between publication and scraping fails the TSan run; the scrapes
-// must see the counters the play produced.
+// The Prometheus endpoint (label tsan): the text format's shape, and an in-process server (with
+// a data directory, sync durability) whose frame master publishes metrics while an HTTP client
+// scrapes /metrics as fast as it can and clients play. A data race between publication and
+// scraping fails the TSan run; the scrapes must see the counters the play and the log produced.
 #include <catch2/catch.hpp>
+
+#include <unistd.h>
 
 #include <atomic>
 #include <cstring>
+#include <filesystem>
 #include <map>
 #include <memory>
 #include <regex>
@@ -16,6 +19,7 @@
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
+#include "server/core/steady_clock.h"
 #include "server/sv/metrics.h"
 #include "server/sv/server.h"
 #include "tests/server/play_harness.h"
@@ -86,13 +90,26 @@ TEST_CASE("the rendering is valid exposition text with counters, gauges and a hi
   CHECK(v.at("aftershock_frame_duration_seconds_count") == 4);
   CHECK(v.at("aftershock_frame_duration_seconds_sum") == Approx(2.0313));
   CHECK(v.at("aftershock_durability_enabled") == 0);
+  CHECK(v.count("aftershock_log_sync_seconds_total") == 0);  // durability series only with it on
   CHECK(text.find("map=\"maps/a \\\"quoted\\\" map.map\"") != std::string::npos);
+
+  s.report.durability.enabled = true;
+  s.report.durability.stats.log.syncs = 4;
+  s.report.durability.stats.log.sync_ns = 2'500'000'000;
+  const auto d = ParseExposition(sv::RenderPrometheus(s));
+  CHECK(d.at("aftershock_durability_enabled") == 1);
+  CHECK(d.at("aftershock_log_syncs_total") == 4);
+  CHECK(d.at("aftershock_log_sync_seconds_total") == 2.5);
 }
 
 TEST_CASE("tsan: scraping /metrics while clients play never races the frame loop") {
   spdlog::set_level(spdlog::level::warn);
   sv::ServerOptions o = svtest::TestOptions(29030, sv::LockingScheme::kAreanodeOpt, 2);
   o.metrics_port = 29035;
+  o.data_dir = "/tmp/aftershock_metrics_test_" + std::to_string(getpid());
+  std::filesystem::remove_all(o.data_dir);
+  o.durability = recovery::Durability::kSync;
+  const uint64_t start_ms = core::SteadyMs();
   std::unique_ptr<sv::Server> server;
   REQUIRE(sv::Server::Create(o, &server).ok());
   std::unique_ptr<sv::MetricsServer> http;
@@ -127,4 +144,14 @@ TEST_CASE("tsan: scraping /metrics while clients play never races the frame loop
   const auto v = ParseExposition(last);
   CHECK(v.at("aftershock_requests_total{thread=\"0\"}") + v.at("aftershock_requests_total{thread=\"1\"}") > 0);
   CHECK(v.at("aftershock_frames_total") > 0);
+  // Every frame logs a record, synced in sync mode: the syncs were counted and timed. One writer
+  // syncs at a time, so their summed time cannot exceed the time the server ran.
+  CHECK(v.at("aftershock_durability_enabled") == 1);
+  CHECK(v.at("aftershock_log_syncs_total") > 0);
+  const double sync_s = v.at("aftershock_log_sync_seconds_total");
+  CHECK(sync_s > 0);
+  CHECK(sync_s <= (core::SteadyMs() - start_ms) / 1000.0);
+  const recovery::LogWriter::Stats log = server->Report().durability.stats.log;
+  CHECK(sync_s <= static_cast<double>(log.sync_ns) / 1e9 * (1 + 1e-8));  // a counter: it only grows
+  std::filesystem::remove_all(o.data_dir);
 }

@@ -120,6 +120,10 @@ TEST_CASE("a real Prometheus scrapes the server under bot load and answers queri
   const auto log_bytes = WaitFor(&api, "aftershock_log_bytes_total", [](double v) { return v > 0; });
   REQUIRE(log_bytes);
   CHECK(*log_bytes > 0);
+  // The default durability is sync: every frame's record is fdatasync'ed, and the syncs are timed.
+  const auto log_sync = WaitFor(&api, "aftershock_log_sync_seconds_total", [](double v) { return v > 0; });
+  REQUIRE(log_sync);
+  CHECK(*log_sync > 0);
   CHECK(QueryValue(&api, "aftershock_recovery_found_state") == 0);  // a fresh data dir
 
   prometheus.Kill(SIGTERM);
