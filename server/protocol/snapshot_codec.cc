@@ -27,12 +27,41 @@ constexpr uint16_t kFloatFields =
 bool SameBits(float a, float b) { return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b); }
 
 size_t FieldBytes(uint16_t mask) {
-  size_t n = 4 * static_cast<size_t>(std::popcount(static_cast<uint16_t>(mask & kFloatFields)));
-  if (mask & kFieldType) n += 1;
-  if (mask & kFieldEffects) n += 1;
-  if (mask & kFieldModel) n += 1;
+  size_t n = 0;
+  for (uint16_t f = kFieldOriginX; f <= kFieldRoll; f = static_cast<uint16_t>(f << 1)) {
+    n += (mask & f) ? 4 : 0;
+  }
+  n += (mask & kFieldType) ? 1 : 0;
+  n += (mask & kFieldEffects) ? 1 : 0;
+  n += (mask & kFieldModel) ? 1 : 0;
   return n;
 }
+
+// Writes little-endian values at a cursor into a buffer the caller sized exactly: no capacity
+// check per value (the encoder computes the packet's size first and checks it at the end).
+class FixedWriter {
+ public:
+  explicit FixedWriter(uint8_t* p) : p_(p) {}
+  void U8(uint8_t v) { *p_++ = v; }
+  void U16(uint16_t v) {
+    p_[0] = static_cast<uint8_t>(v);
+    p_[1] = static_cast<uint8_t>(v >> 8);
+    p_ += 2;
+  }
+  void I16(int16_t v) { U16(static_cast<uint16_t>(v)); }
+  void U32(uint32_t v) {
+    p_[0] = static_cast<uint8_t>(v);
+    p_[1] = static_cast<uint8_t>(v >> 8);
+    p_[2] = static_cast<uint8_t>(v >> 16);
+    p_[3] = static_cast<uint8_t>(v >> 24);
+    p_ += 4;
+  }
+  void F32(float v) { U32(std::bit_cast<uint32_t>(v)); }
+  const uint8_t* cursor() const { return p_; }
+
+ private:
+  uint8_t* p_;
+};
 
 // Fields of `to` that differ (bitwise) from `from`.
 uint16_t DiffMask(const EntityState& from, const EntityState& to) {
@@ -49,7 +78,7 @@ uint16_t DiffMask(const EntityState& from, const EntityState& to) {
   return m;
 }
 
-void WriteFields(ByteWriter& w, const EntityState& e, uint16_t mask) {
+void WriteFields(FixedWriter& w, const EntityState& e, uint16_t mask) {
   if (mask & kFieldType) w.U8(static_cast<uint8_t>(e.type));
   if (mask & kFieldOriginX) w.F32(e.origin.x);
   if (mask & kFieldOriginY) w.F32(e.origin.y);
@@ -87,7 +116,7 @@ void ApplyFields(uint16_t mask, const EntityState& from, EntityState* to) {
   if (mask & kFieldModel) to->model = from.model;
 }
 
-void WriteVec(ByteWriter& w, core::Vec3 v) {
+void WriteVec(FixedWriter& w, core::Vec3 v) {
   w.F32(v.x);
   w.F32(v.y);
   w.F32(v.z);
@@ -101,7 +130,7 @@ core::Vec3 ReadVec(ByteReader& r) {
   return v;
 }
 
-void WritePlayer(ByteWriter& w, const PlayerState& p) {
+void WritePlayer(FixedWriter& w, const PlayerState& p) {
   WriteVec(w, p.origin);
   WriteVec(w, p.velocity);
   WriteVec(w, p.view_angles);
@@ -183,17 +212,23 @@ Status ValidateFrame(const Snapshot& frame, uint32_t last_id) {
                std::to_string(last_id));
   }
   if (Status s = Validate(frame.player); !s.ok()) return s;
-  // Offered lists are short (the server offers at most a few hundred), so a sorted copy of the
-  // ids finds duplicates without a bitmap sized by the id space.
-  thread_local std::vector<uint16_t> ids;
-  ids.clear();
   for (const EntityState& e : frame.entities) {
     if (Status s = Validate(e); !s.ok()) return s;
-    ids.push_back(e.id);
   }
-  std::sort(ids.begin(), ids.end());
-  auto dup = std::adjacent_find(ids.begin(), ids.end());
-  if (dup != ids.end()) return Bad("entity id " + std::to_string(*dup) + " offered twice");
+  // Duplicates: one bit per possible id (4 KiB, kept per thread), set while walking the offer
+  // and cleared again before returning.
+  thread_local std::array<uint64_t, (kMaxEntityId + 1) / 64> seen{};
+  const auto bit = [](uint16_t id) { return uint64_t{1} << (id & 63); };
+  size_t i = 0;
+  for (; i < frame.entities.size(); ++i) {
+    const uint16_t id = frame.entities[i].id;
+    if (seen[id >> 6] & bit(id)) break;
+    seen[id >> 6] |= bit(id);
+  }
+  for (size_t j = 0; j < i; ++j) seen[frame.entities[j].id >> 6] = 0;
+  if (i < frame.entities.size()) {
+    return Bad("entity id " + std::to_string(frame.entities[i].id) + " offered twice");
+  }
   return Status::OK();
 }
 
@@ -207,13 +242,14 @@ void PlanEntities(const std::vector<EntityState>& offered, const std::vector<Ent
   Plan& p = *plan;
   p.entries.clear();
   p.sent.clear();
+  p.order.clear();
   p.base_taken.assign(base.size(), false);
   p.bytes = kHeaderBytes + kPlayerStateBytes + kCountBytes;
   p.base_left = base.size();
   AS_CHECK(p.bytes + 2 * p.base_left <= kMaxSnapshotBytes, "64 removals always fit");
   const BaseIndex index(base);
   for (const EntityState& e : offered) {
-    if (p.sent.size() == kMaxSnapshotEntities) break;
+    if (p.order.size() == kMaxSnapshotEntities) break;
     const EntityState* b = index.Find(e.id);
     uint16_t mask = kFieldNew | kAllEntityFields;
     if (b != nullptr && b->type == e.type) mask = DiffMask(*b, e);
@@ -223,20 +259,26 @@ void PlanEntities(const std::vector<EntityState>& offered, const std::vector<Ent
     p.bytes += cost;
     p.base_left = left_after;
     if (b != nullptr) p.base_taken[static_cast<size_t>(b - base.data())] = true;
+    // Key: id, then the offer position (< 64) and the mask, so one sort of 8-byte integers puts
+    // the taken entities in id order.
+    p.order.push_back(uint64_t{e.id} << 48 | uint64_t{static_cast<uint32_t>(&e - offered.data())} << 16 | mask);
+  }
+  std::sort(p.order.begin(), p.order.end());
+  for (const uint64_t key : p.order) {
+    const EntityState& e = offered[static_cast<size_t>(key >> 16 & 0xFFFFFFFF)];
+    const uint16_t mask = static_cast<uint16_t>(key);
     if (mask != 0) p.entries.push_back({&e, mask});
     p.sent.push_back(e);
   }
-  std::sort(p.entries.begin(), p.entries.end(),
-            [](const Plan::Entry& a, const Plan::Entry& b) { return a.e->id < b.e->id; });
-  std::sort(p.sent.begin(), p.sent.end(),
-            [](const EntityState& a, const EntityState& b) { return a.id < b.id; });
 }
 
 // Writes the packet into *out (its capacity reused).
 void WriteSnapshot(const Snapshot& frame, uint32_t baseline_id,
                    const std::vector<EntityState>& base, const Plan& p, std::vector<uint8_t>* out) {
-  ByteWriter w(std::move(*out));
-  w.Reserve(p.bytes + 2 * p.base_left);
+  const size_t size = p.bytes + 2 * p.base_left;
+  AS_CHECK(size <= kMaxSnapshotBytes, "snapshot over budget");
+  out->resize(size);
+  FixedWriter w(out->data());
   w.U8(static_cast<uint8_t>(MessageType::kSnapshot));
   w.U32(frame.snapshot_id);
   w.U32(baseline_id);
@@ -253,9 +295,7 @@ void WriteSnapshot(const Snapshot& frame, uint32_t baseline_id,
     w.U16(en.mask);
     WriteFields(w, *en.e, en.mask);
   }
-  AS_CHECK(w.size() == p.bytes + 2 * p.base_left, "snapshot size accounting out of step");
-  AS_CHECK(w.size() <= kMaxSnapshotBytes, "snapshot over budget");
-  *out = w.Release();
+  AS_CHECK(w.cursor() == out->data() + size, "snapshot size accounting out of step");
 }
 
 }  // namespace
