@@ -100,7 +100,7 @@ bool EntityStateOf(const game::World& world, game::EntityId id, proto::EntitySta
   return true;
 }
 
-void BuildSnapshot(const game::World& world, const InterestIndex& interest, game::EntityId player,
+void BuildSnapshot(const game::World& world, InterestIndex& interest, game::EntityId player,
                    float interest_radius, uint32_t snapshot_id,
                    std::vector<game::EntityId>* visible, proto::Snapshot* snap) {
   const game::Edict& me = world.Get(player);

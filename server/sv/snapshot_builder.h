@@ -18,7 +18,7 @@ bool EntityStateOf(const game::World& world, game::EntityId id, proto::EntitySta
 
 // Fills *snap for `player` (ids and tick included); `visible` is scratch. `interest` was built
 // on this frame's world.
-void BuildSnapshot(const game::World& world, const InterestIndex& interest, game::EntityId player,
+void BuildSnapshot(const game::World& world, InterestIndex& interest, game::EntityId player,
                    float interest_radius, uint32_t snapshot_id,
                    std::vector<game::EntityId>* visible, proto::Snapshot* snap);
 

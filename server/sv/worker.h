@@ -125,7 +125,7 @@ class Worker {
   std::vector<ENetEvent> pending_;  // arrived during Poll, handled in the next request phase
   std::vector<PendingCommand> commands_;
   std::vector<int> leaves_, box_leaves_, union_leaves_;  // LockRegion scratch
-  InterestIndex interest_;  // this frame's entities by PVS cell (reply phase)
+  InterestIndex interest_;  // this frame's entities by column (reply phase)
   std::vector<game::EntityId> visible_;
   proto::Snapshot snapshot_;
   proto::EncodedSnapshot encoded_;
