@@ -100,8 +100,18 @@ bool EntityStateOf(const game::World& world, game::EntityId id, proto::EntitySta
   return true;
 }
 
-void BuildSnapshot(const game::World& world, InterestIndex& interest, game::EntityId player,
-                   float interest_radius, uint32_t snapshot_id,
+void ShownStates::Build(const game::World& world) {
+  const size_t n = static_cast<size_t>(world.object_count());
+  states_.resize(n);
+  shown_.assign(n, 0);
+  const areanode::AreanodeTree& tree = world.tree();
+  for (game::EntityId id = 1; id < world.object_count(); ++id) {
+    if (tree.IsLinked(id)) shown_[static_cast<size_t>(id)] = EntityStateOf(world, id, &states_[static_cast<size_t>(id)]);
+  }
+}
+
+void BuildSnapshot(const game::World& world, InterestIndex& interest, const ShownStates& shown,
+                   game::EntityId player, float interest_radius, uint32_t snapshot_id,
                    std::vector<game::EntityId>* visible, proto::Snapshot* snap) {
   const game::Edict& me = world.Get(player);
   snap->snapshot_id = snapshot_id;
@@ -112,8 +122,7 @@ void BuildSnapshot(const game::World& world, InterestIndex& interest, game::Enti
   // The encoder keeps the longest prefix that fits; more than this never does.
   interest.Select(world, player, interest_radius, proto::kMaxSnapshotEntities, visible);
   for (game::EntityId id : *visible) {
-    proto::EntityState s;
-    if (EntityStateOf(world, id, &s)) snap->entities.push_back(s);
+    if (const proto::EntityState* s = shown.Find(id)) snap->entities.push_back(*s);
   }
 }
 

@@ -352,11 +352,12 @@ void Worker::BuildReplies(PhaseClock* clock) {
   held_bytes_.clear();
   // Every worker buckets the same entities: tens of microseconds, cheaper than another barrier.
   interest_.Build(*world_, *shared_->pvs);
+  shown_.Build(*world_);
   for (const auto& [player, s] : player_conn_) {
     shared_->ping_ms[player].store(s->peer->roundTripTime, std::memory_order_relaxed);
     if (!s->requested) continue;
     s->requested = false;
-    BuildSnapshot(*world_, interest_, player, shared_->options->interest_radius,
+    BuildSnapshot(*world_, interest_, shown_, player, shared_->options->interest_radius,
                   shared_->frame_no, &visible_, &snapshot_);
     const core::Status st = s->encoder.Encode(snapshot_, s->ack_snapshot_id, &encoded_);
     if (!st.ok()) {

@@ -25,6 +25,7 @@
 #include "server/sv/frame_shared.h"
 #include "server/sv/interest.h"
 #include "server/sv/junk_filter.h"
+#include "server/sv/snapshot_builder.h"
 #include "server/sv/region_locker.h"
 
 namespace sv {
@@ -126,6 +127,7 @@ class Worker {
   std::vector<PendingCommand> commands_;
   std::vector<int> leaves_, box_leaves_, union_leaves_;  // LockRegion scratch
   InterestIndex interest_;  // this frame's entities by column (reply phase)
+  ShownStates shown_;       // this frame's entities as clients see them (reply phase)
   std::vector<game::EntityId> visible_;
   proto::Snapshot snapshot_;
   proto::EncodedSnapshot encoded_;

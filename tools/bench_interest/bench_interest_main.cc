@@ -1,12 +1,17 @@
-// aftershock-bench-interest: times the server's snapshot interest (sv::InterestIndex) per
-// player-frame on one thread. N scripted players spread over the map for --warmup simulated
-// seconds (armed, shooting: rockets and explosions count as candidates), then for --frames frames
-// the index is built (as each worker does once per reply phase; its cost is shared out per
-// player) and every player's interest is selected. Prints median and p99 per player-frame in
-// microseconds, the build's share, and the entities kept.
+// aftershock-bench-interest: times the server's snapshot interest (sv::InterestIndex) and the
+// whole snapshot a reply carries (sv::BuildSnapshot + proto::SnapshotEncoder, interest included)
+// per player-frame on one thread. N scripted players spread over the map for --warmup simulated
+// seconds (armed, shooting: rockets and explosions count as candidates). Then every frame the
+// world advances one tick (untimed), the index is built (as each worker does once per reply
+// phase; its cost is shared out per player), every player's interest is selected, and every
+// player's snapshot is built and encoded as a delta against the previous frame's (the client
+// acknowledged it). The first 32 frames are untimed (the encoders' rings fill, as in a server's
+// first second); --frames frames after them are timed. Prints median and p99 per player-frame in microseconds, the build's share,
+// the entities kept and the snapshot bytes.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -18,7 +23,9 @@
 #include "server/game/cmd_script.h"
 #include "server/game/game_test_util.h"
 #include "server/protocol/protocol_format.h"
+#include "server/protocol/snapshot_codec.h"
 #include "server/sv/interest.h"
+#include "server/sv/snapshot_builder.h"
 #include "server/vis/pvs_cache.h"
 
 namespace {
@@ -33,31 +40,69 @@ std::vector<std::string> Split(const std::string& s) {
 
 struct Timing {
   double median_us = 0, p99_us = 0, build_us_per_player = 0, mean_kept = 0;
+  double snapshot_median_us = 0, snapshot_p99_us = 0, mean_bytes = 0;
 };
 
-Timing TimeInterest(const game::World& world, const vis::Pvs& pvs, int players, int frames,
-                    float radius) {
-  std::vector<double> us;
-  us.reserve(static_cast<size_t>(players) * frames);
+double Percentile(std::vector<double>* v, double q) {
+  std::sort(v->begin(), v->end());
+  return (*v)[static_cast<size_t>(static_cast<double>(v->size() - 1) * q)];
+}
+
+double MicrosSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count();
+}
+
+Timing TimeInterest(game::World* world, std::vector<game::testing::ScriptedPlayer>* bots,
+                    const vis::Pvs& pvs, int frames, float radius) {
+  const size_t players = bots->size();
+  std::vector<double> us, snapshot_us;
+  us.reserve(players * static_cast<size_t>(frames));
+  snapshot_us.reserve(us.capacity());
   std::vector<game::EntityId> out;
-  double kept = 0, build_us = 0;
+  double kept = 0, build_us = 0, bytes = 0;
   sv::InterestIndex index;
-  for (int f = 0; f < frames; ++f) {
+  sv::ShownStates shown;
+  std::vector<proto::SnapshotEncoder> encoders(players);
+  std::vector<uint32_t> acked(players, 0);
+  proto::Snapshot snap;
+  proto::EncodedSnapshot encoded;
+  // The first kSnapshotRing frames are untimed: each encoder's ring fills (its buffers are
+  // allocated once, as in a server's first second) and the interest hints settle.
+  const int warm = static_cast<int>(proto::kSnapshotRing);
+  for (int f = 0; f < warm + frames; ++f) {
+    const bool timed = f >= warm;
+    world->RunWorldPhase();
+    for (auto& b : *bots) (void)world->ExecuteCommand(b.player(), b.Next(*world));
     const auto b0 = std::chrono::steady_clock::now();
-    index.Build(world, pvs);
-    build_us += std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - b0).count();
-    for (game::EntityId p = 1; p <= players; ++p) {
+    index.Build(*world, pvs);
+    shown.Build(*world);
+    if (timed) build_us += MicrosSince(b0);
+    for (const auto& b : *bots) {
       const auto t0 = std::chrono::steady_clock::now();
-      index.Select(world, p, radius, proto::kMaxSnapshotEntities, &out);  // as BuildSnapshot asks
-      const auto t1 = std::chrono::steady_clock::now();
-      us.push_back(std::chrono::duration<double, std::micro>(t1 - t0).count());
+      index.Select(*world, b.player(), radius, proto::kMaxSnapshotEntities, &out);  // as BuildSnapshot asks
+      if (!timed) continue;
+      us.push_back(MicrosSince(t0));
       kept += static_cast<double>(out.size());
     }
+    const uint32_t snapshot_id = static_cast<uint32_t>(f + 1);
+    for (size_t i = 0; i < players; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      sv::BuildSnapshot(*world, index, shown, (*bots)[i].player(), radius, snapshot_id, &out, &snap);
+      const core::Status s = encoders[i].Encode(snap, acked[i], &encoded);
+      if (timed) snapshot_us.push_back(MicrosSince(t0));
+      if (!s.ok()) {
+        std::fprintf(stderr, "encode: %s\n", s.ToString().c_str());
+        std::exit(1);
+      }
+      acked[i] = snapshot_id;
+      if (timed) bytes += static_cast<double>(encoded.bytes.size());
+    }
   }
-  std::sort(us.begin(), us.end());
-  const double per_build = build_us / frames / players;
-  return {us[us.size() / 2] + per_build, us[us.size() * 99 / 100] + per_build, per_build,
-          kept / static_cast<double>(us.size())};
+  const double per_build = build_us / frames / static_cast<double>(players);
+  const double n = static_cast<double>(us.size());
+  return {Percentile(&us, 0.5) + per_build, Percentile(&us, 0.99) + per_build, per_build, kept / n,
+          Percentile(&snapshot_us, 0.5) + per_build, Percentile(&snapshot_us, 0.99) + per_build,
+          bytes / n};
 }
 
 }  // namespace
@@ -99,8 +144,8 @@ int main(int argc, char** argv) {
     std::cerr << "--frames 1..10000, --warmup >= 0, --radius in (0, 65536]\n";
     return 2;
   }
-  std::printf("%-34s %7s %10s %10s %10s %8s\n", "map", "players", "median_us", "p99_us",
-              "build_us", "kept");
+  std::printf("%-34s %7s %10s %10s %10s %8s %12s %12s %8s\n", "map", "players", "median_us",
+              "p99_us", "build_us", "kept", "snap_med_us", "snap_p99_us", "bytes");
   for (const std::string& path : Split(args["maps"].as<std::string>())) {
     maps::Map map;
     core::Status s = maps::LoadMap(path, &map);
@@ -141,9 +186,10 @@ int main(int argc, char** argv) {
         world->RunWorldPhase();
         for (auto& b : bots) (void)world->ExecuteCommand(b.player(), b.Next(*world));
       }
-      const Timing t = TimeInterest(*world, pvs, n, frames, radius);
-      std::printf("%-34s %7d %10.2f %10.2f %10.3f %8.1f\n", path.c_str(), n, t.median_us,
-                  t.p99_us, t.build_us_per_player, t.mean_kept);
+      const Timing t = TimeInterest(world.get(), &bots, pvs, frames, radius);
+      std::printf("%-34s %7d %10.2f %10.2f %10.3f %8.1f %12.2f %12.2f %8.0f\n", path.c_str(), n,
+                  t.median_us, t.p99_us, t.build_us_per_player, t.mean_kept, t.snapshot_median_us,
+                  t.snapshot_p99_us, t.mean_bytes);
       std::fflush(stdout);
     }
   }
