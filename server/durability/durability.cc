@@ -193,6 +193,11 @@ core::Status Durability::WaitDurable(uint64_t tick) {
   return s;
 }
 
+bool Durability::IsDurable(uint64_t tick) const {
+  if (options_.durability != recovery::Durability::kSync) return log_->status().ok();
+  return log_->IsDurable(tick);
+}
+
 core::Status Durability::TickBoundary(uint64_t tick) {
   return checkpointer_->TickBoundary(tick);  // which times its own pause (CheckpointStats)
 }

@@ -95,6 +95,9 @@ class Durability {
   // Blocks until tick is durable in the configured mode (sync: fdatasync'ed; async and off
   // return at once). Returns the log's sticky error.
   core::Status WaitDurable(uint64_t tick);
+  // True if WaitDurable(tick) would return OK at once (sync: the tick is fdatasync'ed; other
+  // modes: the log has no error). Never blocks; any thread.
+  bool IsDurable(uint64_t tick) const;
   // The state is consistent as of `tick` and no worker writes: may start a checkpoint.
   core::Status TickBoundary(uint64_t tick);
   // Blocks until no checkpoint is in flight (tests, orderly shutdown).

@@ -712,8 +712,9 @@ void Server::AppendTickRecord() {
 }
 
 void Server::ReplyWhenDurable(Worker& w, PhaseClock* clock) {
-  w.BuildReplies(clock);  // while the log syncs the tick (sync mode)
-  if (durability_ != nullptr) {
+  // Encoded while the log syncs the tick (sync mode); each leaves once the tick is durable.
+  w.BuildReplies(clock, [this] { return durability_ == nullptr || durability_->IsDurable(log_tick_); });
+  if (durability_ != nullptr && !w.released()) {
     clock->Switch(Phase::kLogSync);
     const core::Status s = durability_->WaitDurable(log_tick_);  // at once unless sync
     if (!s.ok()) {

@@ -346,13 +346,15 @@ void Worker::ExecuteOne(game::EntityId player, const game::UserCmd& cmd) {
 
 // ---- Reply phase -----------------------------------------------------------------------------
 
-void Worker::BuildReplies(PhaseClock* clock) {
+void Worker::BuildReplies(PhaseClock* clock, const std::function<bool()>& durable) {
   clock->Switch(Phase::kReply);
   held_.clear();
   held_bytes_.clear();
+  released_ = false;
   // Every worker buckets the same entities: tens of microseconds, cheaper than another barrier.
   interest_.Build(*world_, *shared_->pvs);
   shown_.Build(*world_);
+  size_t built = 0;
   for (const auto& [player, s] : player_conn_) {
     shared_->ping_ms[player].store(s->peer->roundTripTime, std::memory_order_relaxed);
     if (!s->requested) continue;
@@ -365,13 +367,20 @@ void Worker::BuildReplies(PhaseClock* clock) {
                    st.ToString());
       continue;
     }
+    if (released_) {
+      SendSnapshot(s->peer, encoded_.bytes);
+      if (++sent_ % kFlushEvery == 0) enet_host_flush(host_);
+      continue;
+    }
     held_.push_back({s->peer, held_bytes_.size(), encoded_.bytes.size()});
     held_bytes_.insert(held_bytes_.end(), encoded_.bytes.begin(), encoded_.bytes.end());
+    if (++built % kDurableCheckEvery == 0 && durable()) Release();
   }
 }
 
-void Worker::SendReplies(PhaseClock* clock) {
-  clock->Switch(Phase::kReply);
+void Worker::Release() {
+  released_ = true;
+  sent_ = held_.size();
   event_scratch_.clear();
   events_.DrainInto(&event_scratch_);
   const float radius = shared_->options->interest_radius;
@@ -384,12 +393,20 @@ void Worker::SendReplies(PhaseClock* clock) {
   for (const HeldReply& r : held_) {
     SendSnapshot(r.peer, std::span<const uint8_t>(held_bytes_).subspan(r.offset, r.size));
   }
-  AddRelaxed(shared_->stats->thread(index_).replies, held_.size());
-  held_.clear();
   enet_host_flush(host_);
 }
 
+void Worker::SendReplies(PhaseClock* clock) {
+  clock->Switch(Phase::kReply);
+  if (!released_) Release();
+  enet_host_flush(host_);
+  AddRelaxed(shared_->stats->thread(index_).replies, sent_);
+  held_.clear();
+  released_ = false;
+}
+
 void Worker::DropReplies() {
+  AS_CHECK(!released_, "Worker::DropReplies: replies already left for a durable frame");
   held_.clear();
   event_scratch_.clear();
   events_.DrainInto(&event_scratch_);  // the frame's events were never durable either

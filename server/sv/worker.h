@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <unordered_map>
@@ -54,9 +55,14 @@ class Worker {
   bool Poll(int timeout_ms);
 
   void RequestPhase(PhaseClock* clock);
-  // Encodes every requesting player's snapshot into memory; nothing leaves yet, so the log
-  // sync of the frame's tick can run meanwhile. Then exactly one of SendReplies/DropReplies.
-  void BuildReplies(PhaseClock* clock);
+  // Encodes every requesting player's snapshot while the log syncs the frame's tick. Until
+  // `durable` (polled every few snapshots, never blocking) answers true the snapshots are held
+  // in memory; from then on the frame's reliable events and the held snapshots leave, and each
+  // later snapshot leaves as soon as it is encoded. Then exactly one of SendReplies (once the
+  // tick is durable: sends whatever is still held) or DropReplies (it never became durable:
+  // nothing of the frame is shown; only if nothing was released).
+  void BuildReplies(PhaseClock* clock, const std::function<bool()>& durable);
+  bool released() const { return released_; }
   void SendReplies(PhaseClock* clock);
   void DropReplies();
   // After the frame loop: kicks every client (server shutdown) and lets ENet deliver.
@@ -103,6 +109,9 @@ class Worker {
   void Leave(Session* s);
   void Expire(uint64_t now_ms);
 
+  // The tick is durable: sends the frame's reliable events and every held snapshot.
+  void Release();
+
   void ExecuteAll(PhaseClock* clock);
   void ExecuteOne(game::EntityId player, const game::UserCmd& cmd);
   void LockRegion(game::EntityId player, const game::UserCmd& cmd);
@@ -135,8 +144,12 @@ class Worker {
     ENetPeer* peer;
     size_t offset, size;  // in held_bytes_
   };
-  std::vector<HeldReply> held_;     // BuildReplies -> SendReplies
+  static constexpr size_t kDurableCheckEvery = 8;  // snapshots built between durability polls
+  static constexpr size_t kFlushEvery = 32;        // snapshots sent between host flushes
+  std::vector<HeldReply> held_;     // BuildReplies -> Release
   std::vector<uint8_t> held_bytes_;
+  bool released_ = false;           // this frame's tick is durable and its replies are leaving
+  size_t sent_ = 0;                 // snapshots sent this frame
   FrameCounters counters_;
   uint64_t global_wait_ns_ = 0;
 };
