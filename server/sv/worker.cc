@@ -351,6 +351,7 @@ void Worker::BuildReplies(PhaseClock* clock, const std::function<bool()>& durabl
   held_.clear();
   held_bytes_.clear();
   released_ = false;
+  ++reply_round_;
   // Every worker buckets the same entities: tens of microseconds, cheaper than another barrier.
   interest_.Build(*world_, *shared_->pvs);
   shown_.Build(*world_);
@@ -368,11 +369,12 @@ void Worker::BuildReplies(PhaseClock* clock, const std::function<bool()>& durabl
       continue;
     }
     if (released_) {
+      SendFrameEvents(s);
       SendSnapshot(s->peer, encoded_.bytes);
       if (++sent_ % kFlushEvery == 0) enet_host_flush(host_);
       continue;
     }
-    held_.push_back({s->peer, held_bytes_.size(), encoded_.bytes.size()});
+    held_.push_back({s, held_bytes_.size(), encoded_.bytes.size()});
     held_bytes_.insert(held_bytes_.end(), encoded_.bytes.begin(), encoded_.bytes.end());
     if (++built % kDurableCheckEvery == 0 && durable()) Release();
   }
@@ -383,23 +385,32 @@ void Worker::Release() {
   sent_ = held_.size();
   event_scratch_.clear();
   events_.DrainInto(&event_scratch_);
-  const float radius = shared_->options->interest_radius;
-  for (const ReliableEvent& e : event_scratch_) {
-    SharedReliable packet(e.bytes);  // one copy of the bytes, however many receive it
-    for (const auto& [player, s] : player_conn_) {
-      if (EventReaches(e, player, world_->Get(player).origin, radius)) packet.SendTo(s->peer);
-    }
-  }
+  frame_events_.clear();
+  for (const ReliableEvent& e : event_scratch_) frame_events_.emplace_back(e.bytes);
   for (const HeldReply& r : held_) {
-    SendSnapshot(r.peer, std::span<const uint8_t>(held_bytes_).subspan(r.offset, r.size));
+    SendFrameEvents(r.session);
+    SendSnapshot(r.session->peer, std::span<const uint8_t>(held_bytes_).subspan(r.offset, r.size));
   }
   enet_host_flush(host_);
+}
+
+void Worker::SendFrameEvents(Session* s) {
+  if (s->events_round == reply_round_) return;
+  s->events_round = reply_round_;
+  const float radius = shared_->options->interest_radius;
+  for (size_t i = 0; i < event_scratch_.size(); ++i) {
+    if (EventReaches(event_scratch_[i], s->player, world_->Get(s->player).origin, radius)) {
+      frame_events_[i].SendTo(s->peer);
+    }
+  }
 }
 
 void Worker::SendReplies(PhaseClock* clock) {
   clock->Switch(Phase::kReply);
   if (!released_) Release();
+  for (const auto& [player, s] : player_conn_) SendFrameEvents(s);  // those without a snapshot
   enet_host_flush(host_);
+  frame_events_.clear();  // ENet holds a reference to every packet a peer took
   AddRelaxed(shared_->stats->thread(index_).replies, sent_);
   held_.clear();
   released_ = false;

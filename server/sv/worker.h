@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -27,6 +28,7 @@
 #include "server/sv/interest.h"
 #include "server/sv/junk_filter.h"
 #include "server/sv/snapshot_builder.h"
+#include "server/sv/transport.h"
 #include "server/sv/region_locker.h"
 
 namespace sv {
@@ -84,6 +86,7 @@ class Worker {
     proto::SnapshotEncoder encoder;
     uint32_t ack_snapshot_id = 0;
     bool requested = false;  // sent a command packet this frame
+    uint64_t events_round = 0;  // the reply round whose reliable events it was sent
   };
   struct PendingCommand {
     uint64_t conn_id;  // looked up again: a disconnect in the same drain erases the session
@@ -109,8 +112,11 @@ class Worker {
   void Leave(Session* s);
   void Expire(uint64_t now_ms);
 
-  // The tick is durable: sends the frame's reliable events and every held snapshot.
+  // The tick is durable: sends every held snapshot, each after its player's share of the
+  // frame's reliable events (one datagram for both).
   void Release();
+  // Sends `s` the frame's reliable events that reach it, once per reply round.
+  void SendFrameEvents(Session* s);
 
   void ExecuteAll(PhaseClock* clock);
   void ExecuteOne(game::EntityId player, const game::UserCmd& cmd);
@@ -141,7 +147,7 @@ class Worker {
   proto::Snapshot snapshot_;
   proto::EncodedSnapshot encoded_;
   struct HeldReply {
-    ENetPeer* peer;
+    Session* session;
     size_t offset, size;  // in held_bytes_
   };
   static constexpr size_t kDurableCheckEvery = 8;  // snapshots built between durability polls
@@ -150,6 +156,8 @@ class Worker {
   std::vector<uint8_t> held_bytes_;
   bool released_ = false;           // this frame's tick is durable and its replies are leaving
   size_t sent_ = 0;                 // snapshots sent this frame
+  uint64_t reply_round_ = 0;        // BuildReplies calls so far
+  std::deque<SharedReliable> frame_events_;  // this round's events (event_scratch_), as packets
   FrameCounters counters_;
   uint64_t global_wait_ns_ = 0;
 };
