@@ -51,6 +51,18 @@ constexpr uint64_t kDisconnectMs = 300;
 // packet rate; the price is that a reply's arrival is timestamped up to kLoopUs late.
 constexpr uint64_t kLoopUs = 1000;
 
+// Bot i's send phase in [0, period): the Weyl sequence frac(u0 + i / golden ratio), u0 seeded.
+// Each bot's phase looks random, and the bots' phases together cover the period evenly (any run
+// of consecutive indices does, so a ramp's first bots and each thread's share do too); i.i.d.
+// phases would leave clumps, and with them a p50 that moves by a few ms with the server's frame
+// offset from one run to the next.
+uint64_t SendPhaseUs(const BotOptions& options, int index, uint64_t period_us) {
+  constexpr double kInverseGolden = 0.6180339887498949;
+  const double u0 = static_cast<double>(IdentityToken(options.seed ^ kPhaseSalt, options.identity_prefix) >> 11) * 0x1.0p-53;
+  const double u = u0 + kInverseGolden * index;
+  return static_cast<uint64_t>((u - std::floor(u)) * static_cast<double>(period_us)) % period_us;
+}
+
 JoinFailure FailureOf(proto::RefuseReason r) { return static_cast<JoinFailure>(static_cast<uint8_t>(r)); }
 
 }  // namespace
@@ -76,7 +88,7 @@ BotThread::BotThread(std::vector<int> bot_indices, const BotOptions& options, co
     b.brain.role = ChooseRole(options.behavior, options.seed, b.index);
     b.brain.rng = IdentityToken(options.seed ^ 0x5EEDull, b.name);
     b.brain.heading_deg = static_cast<float>(UnitRandom(&b.brain.rng) * 360.0 - 180.0);
-    b.phase_us = IdentityToken(options.seed ^ kPhaseSalt, b.name) % period_us_;
+    b.phase_us = SendPhaseUs(options, b.index, period_us_);
     // Ramp: bot i joins at ramp * i / bots.
     const double join_s = options.ramp_s * b.index / std::max(1, options.bots);
     wheel_.Schedule(static_cast<uint32_t>(k), static_cast<uint64_t>(join_s * 1000));
