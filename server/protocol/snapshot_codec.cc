@@ -158,35 +158,32 @@ void ReadPlayer(ByteReader& r, PlayerState* p) {
   p->flags = r.U8();
 }
 
-// A baseline's entities by id: open addressing over 128 slots (a baseline holds at most 64),
-// rebuilt per encode; cheaper than a binary search per offered entity.
+// A baseline's entities by id: a table over every possible id (128 KiB per thread) whose
+// entries carry the generation that wrote them, so each encode indexes its baseline with one
+// store per entity and nothing to clear; a lookup is one load, where a hash probed and collided.
 class BaseIndex {
  public:
   explicit BaseIndex(const std::vector<EntityState>& base) : base_(base) {
     AS_CHECK(base.size() <= kMaxSnapshotEntities, "a baseline holds at most 64 entities");
-    key_.fill(0);
-    for (size_t i = 0; i < base.size(); ++i) {
-      size_t h = Hash(base[i].id);
-      while (key_[h] != 0) h = (h + 1) % kSlots;
-      key_[h] = static_cast<uint16_t>(base[i].id + 1);
-      index_[h] = static_cast<uint8_t>(i);
+    if (++generation_ == kGenerations) {  // wrapped: old entries could look current
+      slot_.fill(0);
+      generation_ = 1;
     }
+    for (size_t i = 0; i < base.size(); ++i) slot_[base[i].id] = generation_ << 8 | static_cast<uint32_t>(i);
   }
   const EntityState* Find(uint16_t id) const {
-    for (size_t h = Hash(id); key_[h] != 0; h = (h + 1) % kSlots) {
-      if (key_[h] == id + 1) return &base_[index_[h]];
-    }
-    return nullptr;
+    const uint32_t v = slot_[id];
+    return v >> 8 == generation_ ? &base_[v & 0xFF] : nullptr;
   }
 
  private:
-  static constexpr size_t kSlots = 128;
-  static size_t Hash(uint16_t id) { return (id * 40503u >> 8) % kSlots; }
+  static constexpr uint32_t kGenerations = 1u << 24;  // what fits above the 8-bit index
   const std::vector<EntityState>& base_;
-  std::array<uint16_t, kSlots> key_;  // id + 1; 0: empty (ids are 15 bits)
-  std::array<uint8_t, kSlots> index_;
+  static thread_local std::array<uint32_t, kMaxEntityId + 1> slot_;  // generation << 8 | index
+  static thread_local uint32_t generation_;                          // below 2^24
 };
-
+thread_local std::array<uint32_t, kMaxEntityId + 1> BaseIndex::slot_{};
+thread_local uint32_t BaseIndex::generation_ = 0;
 
 Status Bad(const std::string& why) { return Status::InvalidArgument("Snapshot: " + why); }
 
