@@ -23,6 +23,7 @@
 #include "client_bots/identity.h"
 #include "server/core/check.h"
 #include "server/protocol/enet_drain.h"
+#include "server/protocol/enet_socket_batch.h"
 #include "server/protocol/protocol_format.h"
 
 namespace bots {
@@ -132,12 +133,18 @@ void BotThread::Run(const std::atomic<bool>& stop) {
     const uint64_t woke_us = NowUs();
     CountSelfStall(wake_us, woke_us);
     if (woke_us >= end_us_) break;
-    ServiceHosts();
-    const uint64_t now_us = NowUs();
-    CountSelfStall(woke_us, now_us);
-    for (auto& c : challenges_) c->Poll(now_us / 1000);
-    wheel_.Advance(now_us / 1000, [&](uint32_t id) { Fire(id, now_us); });
-    for (ENetHost* h : hosts_) enet_host_flush(h);
+    uint64_t now_us;
+    {
+      // Reads with recvmmsg; the iteration's datagrams (commands, acknowledgements) leave in
+      // sendmmsg calls when the scope ends, right after the flushes below.
+      proto::SocketBatchScope batch;
+      ServiceHosts();
+      now_us = NowUs();
+      CountSelfStall(woke_us, now_us);
+      for (auto& c : challenges_) c->Poll(now_us / 1000);
+      wheel_.Advance(now_us / 1000, [&](uint32_t id) { Fire(id, now_us); });
+      for (ENetHost* h : hosts_) enet_host_flush(h);
+    }
     if (now_us >= last_publish_us_ + kPublishUs) Publish();
     wake_us = now_us - now_us % kLoopUs + kLoopUs;
     SleepUntil(wake_us);

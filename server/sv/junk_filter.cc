@@ -23,6 +23,7 @@
 
 #include "server/core/steady_clock.h"
 #include "server/protocol/datagram_shape.h"
+#include "server/protocol/enet_socket_batch.h"
 
 namespace sv {
 
@@ -65,7 +66,11 @@ proto::DrainResult JunkFilter::Drain(const std::function<void(ENetEvent&)>& on_e
   SweepHalfOpen(core::SteadyMs());
   JunkFilter* const outer = t_active;
   t_active = this;
-  const proto::DrainResult r = proto::DrainHost(host_, on_event, wait_ms);
+  proto::DrainResult r;
+  {
+    proto::SocketBatchScope batch;  // recvmmsg, and the acknowledgements sent meanwhile in one go
+    r = proto::DrainHost(host_, on_event, wait_ms);
+  }
   t_active = outer;
   if (r.read_errors > 0) counters_->unreadable.fetch_add(r.read_errors, std::memory_order_relaxed);
   return r;

@@ -11,6 +11,7 @@
 #include "server/areanode/areanode_tree.h"
 #include "server/core/check.h"
 #include "server/core/steady_clock.h"
+#include "server/protocol/enet_socket_batch.h"
 #include "server/protocol/messages.h"
 #include "server/sv/event_scope.h"
 #include "server/sv/lobby.h"
@@ -371,7 +372,7 @@ void Worker::BuildReplies(PhaseClock* clock, const std::function<bool()>& durabl
     if (released_) {
       SendFrameEvents(s);
       SendSnapshot(s->peer, encoded_.bytes);
-      if (++sent_ % kFlushEvery == 0) enet_host_flush(host_);
+      if (++sent_ % kFlushEvery == 0) FlushHost();
       continue;
     }
     held_.push_back({s, held_bytes_.size(), encoded_.bytes.size()});
@@ -391,6 +392,11 @@ void Worker::Release() {
     SendFrameEvents(r.session);
     SendSnapshot(r.session->peer, std::span<const uint8_t>(held_bytes_).subspan(r.offset, r.size));
   }
+  FlushHost();
+}
+
+void Worker::FlushHost() {
+  proto::SocketBatchScope batch;  // the flush's datagrams leave in sendmmsg calls
   enet_host_flush(host_);
 }
 
@@ -409,7 +415,7 @@ void Worker::SendReplies(PhaseClock* clock) {
   clock->Switch(Phase::kReply);
   if (!released_) Release();
   for (const auto& [player, s] : player_conn_) SendFrameEvents(s);  // those without a snapshot
-  enet_host_flush(host_);
+  FlushHost();
   frame_events_.clear();  // ENet holds a reference to every packet a peer took
   AddRelaxed(shared_->stats->thread(index_).replies, sent_);
   held_.clear();

@@ -115,6 +115,8 @@ class Worker {
   // The tick is durable: sends every held snapshot, each after its player's share of the
   // frame's reliable events (one datagram for both).
   void Release();
+  // enet_host_flush with the datagrams batched (enet_socket_batch.h).
+  void FlushHost();
   // Sends `s` the frame's reliable events that reach it, once per reply round.
   void SendFrameEvents(Session* s);
 
