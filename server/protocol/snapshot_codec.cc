@@ -196,6 +196,14 @@ const SnapshotEncoder::Held* SnapshotEncoder::Find(uint32_t id) const {
   return (id != 0 && h.id == id) ? &h : nullptr;
 }
 
+void SnapshotEncoder::PrefetchBaseline(uint32_t client_ack_id) const {
+  const Held* base = Find(client_ack_id);
+  if (base == nullptr) return;
+  const char* p = reinterpret_cast<const char*>(base->entities.data());
+  const size_t bytes = base->entities.size() * sizeof(EntityState);
+  for (size_t off = 0; off < bytes; off += 64) __builtin_prefetch(p + off);
+}
+
 void SnapshotEncoder::Reset() {
   for (Held& h : ring_) h = Held{};
   last_id_ = 0;

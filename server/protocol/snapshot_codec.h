@@ -54,6 +54,11 @@ class SnapshotEncoder {
   // Forgets every held snapshot (e.g. the client reconnected).
   void Reset();
 
+  // Asks the CPU to start loading what Encode(..., client_ack_id, ...) will read first (the
+  // baseline, last touched a frame or two ago): a server encoding for many clients calls it one
+  // client ahead. No effect on results.
+  void PrefetchBaseline(uint32_t client_ack_id) const;
+
  private:
   struct Held {
     uint32_t id = 0;

@@ -357,10 +357,14 @@ void Worker::BuildReplies(PhaseClock* clock, const std::function<bool()>& durabl
   interest_.Build(*world_, *shared_->pvs);
   shown_.Build(*world_);
   size_t built = 0;
-  for (const auto& [player, s] : player_conn_) {
+  for (auto it = player_conn_.begin(); it != player_conn_.end(); ++it) {
+    const auto& [player, s] = *it;
     shared_->ping_ms[player].store(s->peer->roundTripTime, std::memory_order_relaxed);
     if (!s->requested) continue;
     s->requested = false;
+    if (const auto next = std::next(it); next != player_conn_.end()) {
+      next->second->encoder.PrefetchBaseline(next->second->ack_snapshot_id);
+    }
     BuildSnapshot(*world_, interest_, shown_, player, shared_->options->interest_radius,
                   shared_->frame_no, &visible_, &snapshot_);
     const core::Status st = s->encoder.Encode(snapshot_, s->ack_snapshot_id, &encoded_);
