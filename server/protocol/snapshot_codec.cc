@@ -481,15 +481,16 @@ Status SnapshotDecoder::Decode(std::span<const uint8_t> packet, Snapshot* out) {
   if (Status st = Merge(s, *base, &merged); !st.ok()) return st;
 
   // The baseline may sit in the slot this snapshot takes (ids 32 apart), so merge first, then
-  // copy into the slot; assign() reuses the slot's and the caller's capacity.
+  // swap into the slot (the slot's old buffer becomes the next merge's scratch); assign()
+  // reuses the caller's capacity.
   Held& slot = ring_[id % kSnapshotRing];
   slot.id = id;
-  slot.entities.assign(merged.begin(), merged.end());
+  slot.entities.swap(merged);
   last_id_ = id;
   ack_id_ = id;
   std::vector<EntityState> entities = std::move(out->entities);
   *out = s.header;
-  entities.assign(merged.begin(), merged.end());
+  entities.assign(slot.entities.begin(), slot.entities.end());
   out->entities = std::move(entities);
   return Status::OK();
 }
