@@ -28,14 +28,14 @@ std::atomic<bool> g_stop{false};
 void OnSignal(int) { g_stop.store(true); }
 
 
-// --map if given; else the server's map by its status name, under maps/ or ../shared/maps-real/.
+// --map if given; else the server's map by its status name, under maps/ or maps/librequake/.
 // Empty NavMap (feedback-only navigation) when none is found; false only for a bad --map.
 bool FindNavMap(const bots::BotOptions& o, const ENetAddress& lobby, bots::NavMap* nav, std::string* used) {
   std::string path = o.map_path;
   if (path.empty()) {
     proto::ServerStatus status;
     if (bots::QueryStatus(lobby.host, lobby.port, 1500, &status).ok()) {
-      for (const std::string dir : {"maps/", "../shared/maps-real/"}) {
+      for (const std::string dir : {"maps/", "maps/librequake/"}) {
         if (std::filesystem::exists(dir + status.map + ".map")) {
           path = dir + status.map + ".map";
           break;

@@ -17,7 +17,7 @@ function(aftershock_add_test name)
   if(T_TSAN)
     list(APPEND labels tsan)
   endif()
-  # Tests run from the repository root so they can name maps/ and ../shared/maps-real/ plainly.
+  # Tests run from the repository root so they can name maps/ and maps/librequake/ plainly.
   set(props)
   if(labels)
     set(props PROPERTIES LABELS "${labels}")

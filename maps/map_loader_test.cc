@@ -264,11 +264,11 @@ struct RealMapFacts {
 
 TEST_CASE("the LibreQuake maps load with the independently counted figures") {
   const RealMapFacts facts[] = {
-      {"../shared/maps-real/lqdm1.map", 130, 389, 387, 9, 8, 37, 1, 3110,
+      {"maps/librequake/lqdm1.map", 130, 389, 387, 9, 8, 37, 1, 3110,
        {{-1248, -896, -32}, {1056, 1152, 608}}},
-      {"../shared/maps-real/lqdm3.map", 216, 607, 588, 9, 8, 31, 2, 4880,
+      {"maps/librequake/lqdm3.map", 216, 607, 588, 9, 8, 31, 2, 4880,
        {{-672, -1472, -256}, {1312, 1040, 896}}},
-      {"../shared/maps-real/lqdm6.map", 323, 1476, 1444, 10, 9, 34, 2, 11537,
+      {"maps/librequake/lqdm6.map", 323, 1476, 1444, 10, 9, 34, 2, 11537,
        {{-1088, -1280, -32}, {1972, 1088, 1056}}},
   };
   for (const RealMapFacts& f : facts) {
@@ -300,12 +300,12 @@ TEST_CASE("the LibreQuake maps load with the independently counted figures") {
 
 TEST_CASE("LibreQuake teleporters land on their destinations") {
   Map map;
-  REQUIRE(LoadMap("../shared/maps-real/lqdm1.map", &map).ok());
+  REQUIRE(LoadMap("maps/librequake/lqdm1.map", &map).ok());
   REQUIRE(map.teleporters.size() == 1);
   CHECK(map.teleporters[0].dest_origin == Vec3{-496, 96, 384});
   CHECK(map.teleporters[0].dest_angle_deg == 0);
   CHECK(map.teleporters[0].trigger.Contains(Vec3{-208, -400, 64}));
-  REQUIRE(LoadMap("../shared/maps-real/lqdm6.map", &map).ok());
+  REQUIRE(LoadMap("maps/librequake/lqdm6.map", &map).ok());
   REQUIRE(map.teleporters.size() == 2);
   CHECK(map.teleporters[0].dest_origin == Vec3{1280, 128, 384});  // target t1
   CHECK(map.teleporters[0].dest_angle_deg == 180);

@@ -15,8 +15,8 @@
 namespace maps {
 namespace {
 
-constexpr const char* kRealMaps[] = {"../shared/maps-real/lqdm1.map", "../shared/maps-real/lqdm3.map",
-                                     "../shared/maps-real/lqdm6.map"};
+constexpr const char* kRealMaps[] = {"maps/librequake/lqdm1.map", "maps/librequake/lqdm3.map",
+                                     "maps/librequake/lqdm6.map"};
 
 // Top-level entity spans of a map written one brace per line, as TrenchBroom does.
 std::vector<std::string> SplitEntities(const std::string& text) {

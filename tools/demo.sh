@@ -37,7 +37,7 @@ report() { /usr/bin/python3 tools/demo/report.py "$@"; }
 
 echo "== 1. Maps"
 maps=(maps/*.map)
-[ -d ../shared/maps-real ] && maps+=(../shared/maps-real/*.map)
+maps+=(maps/librequake/*.map)
 build/bin/aftershock-mapcheck "${maps[@]}"
 
 start_server() {  # $1: stats file

@@ -16,7 +16,7 @@ const Vec3 kMins{-16, -16, -24}, kMaxs{16, 16, 32};
 
 TEST_CASE("real maps: spawns fit, land on floors, and moves from them stay out of solid") {
   const std::string path = GENERATE(as<std::string>{}, "maps/dm_arena.map",
-                                    "../shared/maps-real/lqdm6.map");
+                                    "maps/librequake/lqdm6.map");
   INFO(path);
   maps::Map map;
   core::Status st = maps::LoadMap(path, &map);

@@ -57,7 +57,7 @@ void WriteFile(const fs::path& p, const std::string& bytes) {
 }  // namespace
 
 TEST_CASE("the PVS hides no sampled visible pair beyond the goal, and hides something") {
-  for (const char* path : {"maps/dm_small.map", "../shared/maps-real/lqdm1.map"}) {
+  for (const char* path : {"maps/dm_small.map", "maps/librequake/lqdm1.map"}) {
     INFO(path);
     Loaded l = Load(path);
     vis::Pvs pvs;
@@ -98,7 +98,7 @@ TEST_CASE("points further apart than the range are never potentially visible") {
 }
 
 TEST_CASE("a run of cells answers as the cells one by one, at any start and length") {
-  Loaded l = Load("../shared/maps-real/lqdm1.map");  // walls: rows with both values
+  Loaded l = Load("maps/librequake/lqdm1.map");  // walls: rows with both values
   vis::PvsParams p;
   p.range_units = 1024;
   vis::Pvs pvs;

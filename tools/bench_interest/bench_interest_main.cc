@@ -113,7 +113,7 @@ int main(int argc, char** argv) {
                            "per player-frame, on one thread.");
   options.add_options()
       ("maps", "comma-separated .map files", cxxopts::value<std::string>()->default_value(
-          "maps/dm_arena.map,maps/metropolis.map,../shared/maps-real/lqdm6.map"))
+          "maps/dm_arena.map,maps/metropolis.map,maps/librequake/lqdm6.map"))
       ("players", "comma-separated player counts", cxxopts::value<std::string>()->default_value("256,1000,2000"))
       ("frames", "frames timed per run", cxxopts::value<int>()->default_value("20"))
       ("warmup", "simulated seconds of scripted play before timing", cxxopts::value<int>()->default_value("3"))

@@ -2,7 +2,7 @@
 # Independent count of the figures maps/map_loader_test.cc asserts for the LibreQuake maps:
 # line-based parsing (TrenchBroom writes one brace or face per line), contents by the rules in
 # maps/map.h, corners by brute-force triple-plane intersection. Shares no code with as_maps.
-# Usage: tools/mapcheck/count_real_maps.py ../shared/maps-real/lqdm*.map
+# Usage: tools/mapcheck/count_real_maps.py maps/librequake/lqdm*.map
 import itertools
 import sys
 
