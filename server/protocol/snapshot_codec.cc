@@ -390,7 +390,9 @@ Status Parse(std::span<const uint8_t> packet, WireSnapshot* s) {
 
 // Applies removals and entries to the baseline's entities, checking every merge rule. The
 // baseline (a previous merge's output), the removals and the entries are all ascending by id
-// (the last two checked here), so one linear merge walk yields the result in id order.
+// (the last two checked here), so one linear merge walk yields the result in id order. Only
+// entities the packet wrote are validated: one carried over unchanged was valid when its
+// baseline was decoded.
 Status Merge(const WireSnapshot& s, const std::vector<EntityState>& base,
              std::vector<EntityState>* out) {
   for (size_t i = 1; i < s.removed.size(); ++i) {
@@ -428,10 +430,12 @@ Status Merge(const WireSnapshot& s, const std::vector<EntityState>& base,
       return Bad("entity " + std::to_string(eid) + " both removed and sent");
     }
     if (en.mask & kFieldNew) {
+      if (Status st = Validate(en.fields); !st.ok()) return st;
       out->push_back(en.fields);
     } else if (bid == eid) {
       EntityState merged = base[b];
       ApplyFields(en.mask, en.fields, &merged);
+      if (Status st = Validate(merged); !st.ok()) return st;
       out->push_back(merged);
     } else {
       return Bad("delta for entity " + std::to_string(eid) + " not in baseline");
@@ -441,9 +445,6 @@ Status Merge(const WireSnapshot& s, const std::vector<EntityState>& base,
   }
   if (r < s.removed.size()) return not_in_base(s.removed[r]);
   if (out->size() > kMaxSnapshotEntities) return Bad("more than 64 entities");
-  for (const EntityState& e : *out) {
-    if (Status st = Validate(e); !st.ok()) return st;
-  }
   return Status::OK();
 }
 
