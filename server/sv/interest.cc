@@ -21,7 +21,7 @@ namespace {
 constexpr float kColumnsPerCell = 4;       // column side = PVS cell side / 4 ...
 constexpr float kMaxColumnsPerAxis = 256;  // ... unless the map is so wide that this caps it
 constexpr float kBandsPerColumn = 2;       // distance bands per column side
-constexpr float kOrderBandsPerBand = 8;    // finer bands that order the kept
+constexpr int kOrderShift = 3;             // 2^3 finer bands per band order the kept
 constexpr uint32_t kInsertionSortMax = 8;  // a band larger than this is std::sorted
 // The hint: the distance of last frame's farthest kept, stretched for a frame of movement.
 constexpr float kHintStretch = 1.0f, kHintSlackUnits = 16;
@@ -97,16 +97,21 @@ size_t InterestIndex::Gather(core::Vec3 eye, const vis::Pvs::View& view, game::E
   // is neither gathered nor searched for.
   const size_t bands = static_cast<size_t>(reach * band_scale_) + 2;
   found_.clear();
+  order_band_.clear();
   count_.assign(bands, 0);
+  const float order_scale = band_scale_ * (1 << kOrderShift);
   size_t cut = bands, below = 0, top = 0;
   float cut_d2 = reach * reach;  // a candidate past it is in band `cut` or beyond
   auto consider = [&](const Item& it) __attribute__((always_inline)) {
     const core::Vec3 d = it.center - eye;
     const float d2 = Dot(d, d);
     if (d2 > cut_d2 || it.id == player) return;
-    const size_t b = static_cast<size_t>(std::sqrt(d2) * band_scale_);
+    // Scaling by a power of two is exact, so the band is the fine band's top bits.
+    const uint32_t fine = static_cast<uint32_t>(std::sqrt(d2) * order_scale);
+    const size_t b = fine >> kOrderShift;
     if (b >= cut || !view.SeesCell(it.cell)) return;
     found_.push_back(RankKey(d2, it.id));
+    order_band_.push_back(fine);
     ++count_[b];
     ++below;
     top = std::max(top, b);
@@ -119,7 +124,7 @@ size_t InterestIndex::Gather(core::Vec3 eye, const vis::Pvs::View& view, game::E
   // Lines of columns along x, from the eye's line outwards on both sides; a side ends at the
   // first line whose near edge is past the cut. Within a line, only occupied columns (one bit
   // each) and only as far along x as the cut allowed when the line began.
-  auto scan_line = [&](int y) {
+  auto scan_line = [&](int y) __attribute__((always_inline)) {
     const float lo = origin_.y + static_cast<float>(y) * column_units_;
     const float near_y = std::max({0.0f, lo - eye.y, eye.y - (lo + column_units_)});
     if (near_y * near_y > cut_d2) return false;
@@ -163,46 +168,42 @@ void InterestIndex::Select(const game::World& world, game::EntityId player, floa
     Gather(eye, view, player, radius, max_count);  // the hint was too tight
   }
   // The nearest max_count by (d2, id), nearest first, without a full sort: a counting sort by
-  // finer bands of the candidates under the cut (only they can be kept), then each fine band's
-  // few candidates put in key order, until max_count are out.
-  const float order_scale = band_scale_ * kOrderBandsPerBand;
-  const size_t order_bands = cut_band_ * static_cast<size_t>(kOrderBandsPerBand);
+  // the fine bands Gather recorded, of the candidates under the cut (only they can be kept),
+  // then each fine band's few candidates put in key order, until max_count are out.
+  const uint32_t order_bands = static_cast<uint32_t>(cut_band_) << kOrderShift;
   band_start_.assign(order_bands + 1, 0);
-  order_band_.clear();
-  for (const uint64_t key : found_) {  // the band test exactly as Gather counted
-    const float d = std::sqrt(KeyDistance2(key));
-    const size_t b = static_cast<size_t>(d * band_scale_) < cut_band_
-        ? std::min(order_bands - 1, static_cast<size_t>(d * order_scale))
-        : order_bands;
-    order_band_.push_back(static_cast<uint32_t>(b));
-    if (b < order_bands) ++band_start_[b + 1];
+  uint32_t* start = band_start_.data();
+  const size_t found = found_.size();
+  const uint32_t* fine = order_band_.data();
+  for (size_t i = 0; i < found; ++i) {
+    if (fine[i] < order_bands) ++start[fine[i] + 1];
   }
-  for (size_t b = 0; b < order_bands; ++b) band_start_[b + 1] += band_start_[b];
-  by_band_.resize(band_start_[order_bands]);
-  for (size_t i = 0; i < found_.size(); ++i) {
-    const uint32_t b = order_band_[i];
-    if (b < order_bands) by_band_[band_start_[b]++] = found_[i];  // ends as the end of band b
+  for (uint32_t b = 0; b < order_bands; ++b) start[b + 1] += start[b];
+  by_band_.resize(start[order_bands]);
+  uint64_t* sorted = by_band_.data();
+  for (size_t i = 0; i < found; ++i) {
+    if (fine[i] < order_bands) sorted[start[fine[i]]++] = found_[i];  // ends as the end of band
   }
-  uint32_t begin = 0;
-  uint64_t last_key = 0;
-  for (size_t b = 0; b < order_bands && out->size() < max_count; ++b) {
-    const uint32_t end = band_start_[b];
+  out->resize(std::min(max_count, by_band_.size()));
+  game::EntityId* kept = out->data();
+  const uint32_t want = static_cast<uint32_t>(out->size());
+  uint32_t begin = 0, n = 0;
+  for (uint32_t b = 0; n < want; ++b) {
+    const uint32_t end = start[b];
     if (end - begin > kInsertionSortMax) {  // a clump: entities stacked at one distance
-      std::sort(by_band_.begin() + begin, by_band_.begin() + end);
+      std::sort(sorted + begin, sorted + end);
     } else {
       for (uint32_t i = begin + 1; i < end; ++i) {  // insertion sort: most bands hold one or two
-        const uint64_t key = by_band_[i];
+        const uint64_t key = sorted[i];
         uint32_t j = i;
-        for (; j > begin && by_band_[j - 1] > key; --j) by_band_[j] = by_band_[j - 1];
-        by_band_[j] = key;
+        for (; j > begin && sorted[j - 1] > key; --j) sorted[j] = sorted[j - 1];
+        sorted[j] = key;
       }
     }
-    for (uint32_t i = begin; i < end && out->size() < max_count; ++i) {
-      out->push_back(KeyId(by_band_[i]));
-      last_key = by_band_[i];
-    }
+    for (uint32_t i = begin; i < end && n < want; ++i) kept[n++] = KeyId(sorted[i]);
     begin = end;
   }
+  const uint64_t last_key = want > 0 ? sorted[want - 1] : 0;
   hint = out->size() == max_count ? std::sqrt(KeyDistance2(last_key)) * kHintStretch + kHintSlackUnits : 0;
 }
 

@@ -65,7 +65,7 @@ class InterestIndex {
   std::vector<uint64_t> found_;       // Select scratch: RankKey of each candidate
   std::vector<uint32_t> count_;       // candidates per distance band
   std::vector<uint64_t> by_band_;
-  std::vector<uint32_t> order_band_;  // per found_ entry: its ordering band (past the end: cut)
+  std::vector<uint32_t> order_band_;  // per found_ entry: its fine (ordering) distance band
   std::vector<uint32_t> band_start_;
   size_t cut_band_ = 0;               // Gather's result: no band at or past it is kept
   std::vector<float> hint_;           // per player: a distance that held max_count last frame
