@@ -54,6 +54,8 @@ class Lobby {
                              ThreadQueue<JoinDecision>* from_master, std::unique_ptr<Lobby>* out);
   ~Lobby();
 
+  uint16_t port() const { return port_; }  // as bound (port 0 asked: the system's pick)
+
   // The lobby thread's loop: returns once `stop` is set and peers were told (kShuttingDown).
   void Run(const std::atomic<bool>& stop);
 
@@ -79,6 +81,7 @@ class Lobby {
   void ExpireIdle(uint64_t now_ms);
 
   ENetHost* host_;
+  const uint16_t port_;
   ServerStats* stats_;
   const StatusBoard* board_;
   ThreadQueue<JoinTicketRequest>* to_master_;

@@ -277,11 +277,13 @@ core::Status MetricsServer::Start(const std::string& bind_address, uint16_t port
     }
     res.set_content(RenderPrometheus(*snapshot), "text/plain; version=0.0.4; charset=utf-8");
   });
-  if (!m->http_->bind_to_port(bind_address, port)) {
+  const int bound = port == 0 ? m->http_->bind_to_any_port(bind_address)
+                              : (m->http_->bind_to_port(bind_address, port) ? port : -1);
+  if (bound <= 0) {
     return core::Status::IoError("metrics: cannot listen on " + bind_address + ":" +
                                  std::to_string(port));
   }
-  m->port_ = port;
+  m->port_ = static_cast<uint16_t>(bound);
   httplib::Server* http = m->http_.get();
   m->thread_ = std::thread([http] { http->listen_after_bind(); });
   // Stop() before the listen loop runs would not stop it: wait until it does.

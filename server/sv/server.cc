@@ -158,7 +158,7 @@ void Server::Start() {
     threads_.emplace_back([this, i] { FrameThread(i); });
   }
   spdlog::info("serving {} on UDP {} (workers {}..{}), {} thread(s), locking {}, {} frames",
-               options_.map_path, options_.port, options_.port + 1, options_.port + options_.threads,
+               options_.map_path, lobby_port(), worker_port(0), worker_port(options_.threads - 1),
                options_.threads, LockingName(options_.locking), FrameModeName(options_.frame_mode));
 }
 
@@ -192,6 +192,8 @@ StatsReport Server::Report() const {
   info.max_players = options_.max_players;
   info.max_records = options_.max_records;
   info.instrument = options_.instrument;
+  info.lobby_port = lobby_port();
+  for (const auto& w : workers_) info.worker_ports.push_back(w->port());
   info.uptime_s = started_ ? static_cast<double>(core::SteadyMs() - start_ms_) / 1000.0 : 0.0;
   StatsReport r = TakeReport(stats_, info);
   if (durability_ != nullptr) {

@@ -63,6 +63,9 @@ class Server {
   void Wait();
 
   StatsReport Report() const;
+  // The ports as bound (ServerOptions::port 0: the system's picks). Any thread, after Create.
+  uint16_t lobby_port() const { return lobby_->port(); }
+  uint16_t worker_port(int worker) const { return workers_[worker]->port(); }
   const collision::CollisionWorld& collision() const { return *collision_; }
   const game::World& world() const { return *world_; }  // after Wait()
   const vis::Pvs& pvs() const { return pvs_; }

@@ -45,7 +45,8 @@ int HardwareThreads() {
 cxxopts::Options MakeOptions() {
   cxxopts::Options o("aftershock-server",
                      "Aftershock: a multithreaded Quake-style dedicated server (ENet, UDP).\n"
-                     "The lobby listens on --port; worker thread i on --port + 1 + i.");
+                     "The lobby listens on --port; worker thread i on --port + 1 + i. With --port 0 the system "
+                     "picks every port; the stats file's `ports` names them.");
   // clang-format off
   o.add_options()
     ("map", "Quake .map file to serve", cxxopts::value<std::string>()->default_value("maps/dm_arena.map"))
@@ -127,7 +128,7 @@ core::Status ValidateOptions(const ServerOptions& o) {
     return core::Status::InvalidArgument("--areanode-depth must be 1..8");
   }
   if (o.tick_hz < 1 || o.tick_hz > 1000) return core::Status::InvalidArgument("--tick-hz must be 1..1000");
-  if (static_cast<int>(o.port) + o.threads > 65535 || o.port == 0) {
+  if (static_cast<int>(o.port) + o.threads > 65535) {
     return core::Status::InvalidArgument("--port must leave room for one port per thread");
   }
   if (!(o.duration_s >= 0) || !std::isfinite(o.duration_s)) {
@@ -165,7 +166,7 @@ ParseResult ParseServerOptions(int argc, const char* const* argv, ServerOptions*
     o.map_path = r["map"].as<std::string>();
     o.bind_address = r["bind"].as<std::string>();
     const int port = r["port"].as<int>();
-    if (port < 1 || port > 65535) return Error("--port must be 1..65535", help);
+    if (port < 0 || port > 65535) return Error("--port must be 0..65535", help);
     o.port = static_cast<uint16_t>(port);
     o.max_players = r["max-players"].as<int>();
     o.max_records = r["max-records"].as<int>();

@@ -24,6 +24,8 @@ struct ReportInfo {
   int max_records = 0;
   bool instrument = true;
   double uptime_s = 0;
+  uint16_t lobby_port = 0;             // as bound
+  std::vector<uint16_t> worker_ports;  // as bound, by worker index
 };
 
 // Durability figures (only with a data directory).

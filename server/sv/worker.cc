@@ -41,12 +41,12 @@ game::UserCmd ToGameCmd(const proto::UserCmd& c) {
 
 core::Status Worker::Create(int index, FrameShared* shared, std::unique_ptr<Worker>* out) {
   const ServerOptions& o = *shared->options;
-  const uint16_t port = static_cast<uint16_t>(o.port + 1 + index);
+  const uint16_t port = o.port == 0 ? 0 : static_cast<uint16_t>(o.port + 1 + index);
   const size_t per_worker = static_cast<size_t>((o.max_players + o.threads - 1) / o.threads);
   ENetHost* host = nullptr;
   core::Status s = CreateServerHost(o.bind_address, port, per_worker + 32, &host);
   if (!s.ok()) return core::Status::IoError("worker " + std::to_string(index) + ": " + s.message());
-  out->reset(new Worker(index, port, host, shared));
+  out->reset(new Worker(index, BoundPort(host), host, shared));
   return core::Status::OK();
 }
 

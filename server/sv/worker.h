@@ -47,7 +47,7 @@ class Worker {
   static core::Status Create(int index, FrameShared* shared, std::unique_ptr<Worker>* out);
   ~Worker();
 
-  uint16_t port() const { return port_; }
+  uint16_t port() const { return port_; }  // as bound (ServerOptions::port 0: the system's pick)
 
   ThreadQueue<PlayerAssignment>& assignments() { return assignments_; }
   ThreadQueue<ReliableEvent>& events() { return events_; }
