@@ -143,7 +143,7 @@ class World {
   //   loop { need = held + leaves(RegionOf(player, cmd)); if need == held break;
   //          unlock(held); held = lock(need) in ascending order; }   // sets only grow
   //   ExecuteCommand(player, cmd); unlock(held);
-  // game::testing::LockRegion (region_lock_test_util.h) implements it for the tests.
+  // game::RegionLocker::LockCommandRegion (region_locker.h) implements it for the server and tests.
   Region RegionOf(EntityId player, const UserCmd& cmd) const;
   // Applies one command of a connected player: weapon switch, movement (split into sub-steps of
   // <= kMaxSubstepMs), item/teleporter/jump pad touches, attack. Refuses (and changes nothing)

@@ -29,7 +29,7 @@
 #include "server/sv/junk_filter.h"
 #include "server/sv/snapshot_builder.h"
 #include "server/sv/transport.h"
-#include "server/sv/region_locker.h"
+#include "server/game/region_locker.h"
 
 namespace sv {
 
@@ -71,7 +71,7 @@ class Worker {
   void Shutdown();
 
   FrameCounters& frame_counters() { return counters_; }
-  RegionLocker* locker() { return locker_.get(); }
+  game::RegionLocker* locker() { return locker_.get(); }
 
  private:
   struct Session {
@@ -122,7 +122,9 @@ class Worker {
 
   void ExecuteAll(PhaseClock* clock);
   void ExecuteOne(game::EntityId player, const game::UserCmd& cmd);
-  void LockRegion(game::EntityId player, const game::UserCmd& cmd);
+  // Runs the command under the locking scheme's locks (none, the global lock, or its region
+  // through locker_) and records it while they are held.
+  core::Status ExecuteLocked(game::EntityId player, const game::UserCmd& cmd);
 
   const int index_;
   const uint16_t port_;
@@ -130,7 +132,7 @@ class Worker {
   FrameShared* shared_;
   game::World* world_;
   JunkFilter junk_;  // on host_'s intercept hook: drops junk before ENet parses it
-  std::unique_ptr<RegionLocker> locker_;
+  std::unique_ptr<game::RegionLocker> locker_;
   uint64_t next_conn_ = 1;
   std::unordered_map<uint64_t, std::unique_ptr<Session>> sessions_;
   // Active players -> their session (an entry leaves before its session is erased).
@@ -142,7 +144,6 @@ class Worker {
   std::vector<ReliableEvent> event_scratch_;
   std::vector<ENetEvent> pending_;  // arrived during Poll, handled in the next request phase
   std::vector<PendingCommand> commands_;
-  std::vector<int> leaves_, box_leaves_, union_leaves_;  // LockRegion scratch
   InterestIndex interest_;  // this frame's entities by column (reply phase)
   ShownStates shown_;       // this frame's entities as clients see them (reply phase)
   std::vector<game::EntityId> visible_;

@@ -21,7 +21,7 @@
 #include "server/durability/tick_recorder.h"
 #include "server/game/cmd_script.h"
 #include "server/game/game_test_util.h"
-#include "server/game/region_lock_test_util.h"
+#include "server/game/region_locker.h"
 
 namespace durability {
 namespace {
@@ -82,13 +82,12 @@ class Game {
     std::vector<std::vector<std::string>> thread_errors(kThreads);
     for (int th = 0; th < kThreads; ++th) {
       threads.emplace_back([&, th] {
-        std::vector<int> leaves;
+        game::RegionLocker locker(&w->tree(), /*optimized=*/true);  // one per thread, as the server's workers
         for (size_t i = th; i < cmds.size(); i += kThreads) {
-          game::testing::LockRegion(w, cmds[i].player, cmds[i].cmd, /*optimized=*/true, &leaves);
+          game::RegionLock region(&locker, *w, cmds[i].player, cmds[i].cmd);
           const core::Status s = w->ExecuteCommand(cmds[i].player, cmds[i].cmd);
           if (s.ok()) recorder_.Record(th, cmds[i].player, cmds[i].cmd);  // locks still held
           else thread_errors[th].push_back(s.ToString());
-          game::testing::UnlockLeaves(w->tree(), leaves);
         }
       });
     }
