@@ -89,12 +89,17 @@ TEST_CASE("region locker: Extend releases everything when a lower leaf is busy")
   CHECK(locker.held().empty());
   CHECK(LeafFree(tree, 4));  // released, so the holder of 1 could go on to take 4
   CHECK(LeafFree(tree, 6));
-  // The caller's retry: the union in ascending order, blocking; it waits for the holder.
-  std::thread retry([&] { locker.LockSorted({1, 4, 6}); });
+  // The caller's retry: the union in ascending order, blocking; it waits for the holder. A
+  // locker lives on one thread: this one hands it over, and the retry unlocks where it locked.
+  std::vector<int> held;
+  std::thread retry([&] {
+    locker.LockSorted({1, 4, 6});
+    held = locker.held();
+    locker.UnlockAll();
+  });
   other.Release();
   retry.join();
-  CHECK(locker.held() == std::vector<int>{1, 4, 6});
-  locker.UnlockAll();
+  CHECK(held == std::vector<int>{1, 4, 6});
 }
 
 // A RegionSource (as World) whose player stands in one box and whose command's region is a box
