@@ -5,10 +5,11 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
-#include <mutex>
 
 #include "client_bots/bot_state.h"
 #include "server/core/log_histogram.h"
+#include "server/core/mutex.h"
+#include "server/core/thread_annotations.h"
 
 namespace bots {
 
@@ -76,8 +77,8 @@ struct LiveStats {
   std::atomic<uint64_t> reconnects{0};
   std::atomic<int> connected{0};
 
-  std::mutex mu;
-  core::LogHistogram interval;  // GUARDED_BY(mu): response times since the main thread last took it
+  core::Mutex mu;
+  core::LogHistogram interval GUARDED_BY(mu);  // response times since the main thread last took it
 };
 
 }  // namespace bots

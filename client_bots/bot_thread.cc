@@ -204,7 +204,7 @@ void BotThread::Publish() {
   live_.connected.store(connected_, std::memory_order_relaxed);
   // Samples go to interval_ only; the run's histogram takes them here (Finish ends with Publish).
   stats_.response.Merge(interval_);
-  std::lock_guard<std::mutex> lock(live_.mu);
+  core::MutexLock lock(&live_.mu);
   live_.interval.Merge(interval_);
   interval_.Clear();
 }

@@ -176,7 +176,7 @@ core::Status Durability::EndOfRequests(uint64_t tick, const TickRecord& record) 
   EncodeTickRecord(record, &payload_);
   core::Status s = log_->Append(tick, payload_);
   const double ms = core::MsSince(t0);
-  std::lock_guard lock(stats_mu_);
+  core::MutexLock lock(&stats_mu_);
   log_append_ms_total_ += ms;
   if (s.ok()) ++ticks_logged_;
   return s;
@@ -187,7 +187,7 @@ core::Status Durability::WaitDurable(uint64_t tick) {
   const Clock::time_point t0 = Clock::now();
   core::Status s = log_->WaitDurable(tick);
   const double ms = core::MsSince(t0);
-  std::lock_guard lock(stats_mu_);
+  core::MutexLock lock(&stats_mu_);
   wait_durable_ms_total_ += ms;
   wait_durable_ms_max_ = std::max(wait_durable_ms_max_, ms);
   return s;
@@ -215,7 +215,7 @@ DurabilityStats Durability::stats() const {
   st.checkpoint = checkpointer_->stats();
   st.log = log_->stats();
   st.durable_tick = log_->durable_tick();
-  std::lock_guard lock(stats_mu_);
+  core::MutexLock lock(&stats_mu_);
   st.ticks_logged = ticks_logged_;
   st.log_append_ms_total = log_append_ms_total_;
   st.wait_durable_ms_total = wait_durable_ms_total_;

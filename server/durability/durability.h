@@ -20,14 +20,15 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "recovery/checkpointer.h"
 #include "recovery/env.h"
 #include "recovery/log_writer.h"
+#include "server/core/mutex.h"
 #include "server/core/status.h"
+#include "server/core/thread_annotations.h"
 #include "server/durability/tick_record.h"
 #include "server/game/world.h"
 
@@ -127,11 +128,11 @@ class Durability {
   bool closed_ = false;
 
   // Counters written by the master and WaitDurable callers, read by stats() from any thread.
-  mutable std::mutex stats_mu_;
-  uint64_t ticks_logged_ = 0;          // GUARDED_BY(stats_mu_)
-  double log_append_ms_total_ = 0;     // GUARDED_BY(stats_mu_)
-  double wait_durable_ms_total_ = 0;   // GUARDED_BY(stats_mu_)
-  double wait_durable_ms_max_ = 0;     // GUARDED_BY(stats_mu_)
+  mutable core::Mutex stats_mu_;
+  uint64_t ticks_logged_ GUARDED_BY(stats_mu_) = 0;
+  double log_append_ms_total_ GUARDED_BY(stats_mu_) = 0;
+  double wait_durable_ms_total_ GUARDED_BY(stats_mu_) = 0;
+  double wait_durable_ms_max_ GUARDED_BY(stats_mu_) = 0;
 };
 
 }  // namespace durability

@@ -232,15 +232,14 @@ void RenderDurability(const MetricsSnapshot& s, Writer* w) {
 }  // namespace
 
 bool MetricsBoard::TryPublish(std::shared_ptr<const MetricsSnapshot> snapshot) {
-  std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
-  if (!lock.owns_lock()) return false;
+  if (!mu_.TryLock()) return false;
   latest_.swap(snapshot);
-  lock.unlock();
+  mu_.Unlock();
   return true;  // the old snapshot (now in `snapshot`) is freed here, outside the lock
 }
 
 std::shared_ptr<const MetricsSnapshot> MetricsBoard::Latest() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  core::MutexLock lock(&mu_);
   return latest_;
 }
 

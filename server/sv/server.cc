@@ -175,7 +175,7 @@ void Server::Wait() {
 }
 
 core::Status Server::fatal_status() const {
-  std::lock_guard<std::mutex> lock(fatal_mu_);
+  core::MutexLock lock(&fatal_mu_);
   return fatal_;
 }
 
@@ -297,9 +297,9 @@ void Server::RunRequest(int index, PhaseClock* clock) {
           now >= last_world_ns_ + static_cast<uint64_t>(options_.tick_ms()) * 1'000'000;
       if (run_world) last_world_ns_ = now;
       WorldPhase(run_world);
-      std::lock_guard<std::mutex> lock(gate_mu_);
+      core::MutexLock lock(&gate_mu_);
       state_ = FrameState::kRequests;
-      gate_cv_.notify_all();
+      gate_cv_.SignalAll();
     }
     w.RequestPhase(clock);
     clock->Switch(Phase::kIntraWait);
@@ -310,7 +310,7 @@ void Server::RunRequest(int index, PhaseClock* clock) {
 }
 
 Server::JoinOutcome Server::JoinFrame(int /*index*/) {
-  std::unique_lock<std::mutex> lock(gate_mu_);
+  core::MutexLock lock(&gate_mu_);
   for (;;) {
     if (state_ == FrameState::kIdle) {
       if (stop_requested()) return JoinOutcome::kStop;
@@ -324,45 +324,46 @@ Server::JoinOutcome Server::JoinFrame(int /*index*/) {
     if (state_ == FrameState::kWorld) {
       ++participants_;
       const uint64_t frame = gate_frame_;
-      gate_cv_.wait(lock, [&] { return gate_frame_ != frame || state_ != FrameState::kWorld; });
+      while (gate_frame_ == frame && state_ == FrameState::kWorld) gate_cv_.Wait(&gate_mu_);
       return JoinOutcome::kParticipant;
     }
     // Too late for this frame: wait for its end (the master's frame-end signal).
     const uint64_t frame = gate_frame_;
-    gate_cv_.wait(lock, [&] { return gate_frame_ != frame || state_ == FrameState::kIdle; });
+    while (gate_frame_ == frame && state_ != FrameState::kIdle) gate_cv_.Wait(&gate_mu_);
   }
 }
 
 bool Server::IntraBarrier(PhaseClock* clock) {
-  std::unique_lock<std::mutex> lock(gate_mu_);
+  gate_mu_.Lock();
   if (++arrived_ == participants_) {
     // The last thread out of the request phase logs the frame. Nobody can join the frame now
     // (state_ is kRequests), and the others wait for kReplies.
     if (durability_ != nullptr) {
-      lock.unlock();
+      gate_mu_.Unlock();
       clock->Switch(Phase::kLogSync);
       AppendTickRecord();
       clock->Switch(Phase::kIntraWait);
-      lock.lock();
+      gate_mu_.Lock();
     }
     state_ = FrameState::kReplies;
-    gate_cv_.notify_all();
+    gate_cv_.SignalAll();
   } else {
     const uint64_t frame = gate_frame_;
-    gate_cv_.wait(lock, [&] { return gate_frame_ != frame || state_ == FrameState::kReplies; });
+    while (gate_frame_ == frame && state_ != FrameState::kReplies) gate_cv_.Wait(&gate_mu_);
   }
+  gate_mu_.Unlock();
   return !durability_failed_.load(std::memory_order_acquire);
 }
 
 void Server::EndFrame(int /*index*/) {
-  std::lock_guard<std::mutex> lock(gate_mu_);
+  core::MutexLock lock(&gate_mu_);
   if (++done_ == participants_) {
     const uint64_t now = core::SteadyNs();
     stats_.RecordFrame(now - gate_frame_start_ns_);
     AddRelaxed(stats_.frames, 1);
     last_frame_end_ns_.store(now, std::memory_order_relaxed);
     state_ = FrameState::kIdle;
-    gate_cv_.notify_all();
+    gate_cv_.SignalAll();
   }
 }
 
@@ -730,7 +731,7 @@ void Server::ReplyWhenDurable(Worker& w, PhaseClock* clock) {
 
 void Server::Fail(const core::Status& s) {
   {
-    std::lock_guard<std::mutex> lock(fatal_mu_);
+    core::MutexLock lock(&fatal_mu_);
     if (!fatal_.ok()) return;
     fatal_ = s;
   }

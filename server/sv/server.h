@@ -21,9 +21,7 @@
 
 #include <atomic>
 #include <barrier>
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -32,7 +30,9 @@
 
 #include "maps/map.h"
 #include "server/collision/collision_world.h"
+#include "server/core/mutex.h"
 #include "server/core/status.h"
+#include "server/core/thread_annotations.h"
 #include "server/durability/durability.h"
 #include "server/durability/tick_record.h"
 #include "server/durability/tick_recorder.h"
@@ -94,9 +94,9 @@ class Server {
   void FrameThread(int index);
   void RunFixed(int index, PhaseClock* clock);
   void RunRequest(int index, PhaseClock* clock);
-  JoinOutcome JoinFrame(int index);
-  bool IntraBarrier(PhaseClock* clock);  // false: durability failed, send no reply
-  void EndFrame(int index);
+  JoinOutcome JoinFrame(int index) EXCLUDES(gate_mu_);
+  bool IntraBarrier(PhaseClock* clock) EXCLUDES(gate_mu_);  // false: durability failed, send no reply
+  void EndFrame(int index) EXCLUDES(gate_mu_);
 
   // The PVS of the map, from the cache (ServerOptions::vis_cache_dir) or built now.
   core::Status LoadVisibility();
@@ -104,7 +104,7 @@ class Server {
   // Durability (serial points of the frame).
   core::Status OpenDurability();
   void CheckpointBoundary();  // master, before the world phase: the previous frame's boundary
-  void AppendTickRecord();    // after every request of the frame: merge, log (no wait)
+  void AppendTickRecord() EXCLUDES(gate_mu_);  // after every request of the frame: merge, log (no wait)
   // Each worker: encode its replies, wait until the frame's tick is durable (sync mode; the
   // sync runs meanwhile), then send them; if it never becomes durable, drop them and stop.
   void ReplyWhenDurable(Worker& w, PhaseClock* clock);
@@ -152,12 +152,14 @@ class Server {
   bool stop_frame_ = false;      // likewise
 
   // Request mode: the frame gate (the paper's wait/signal synchronization).
-  std::mutex gate_mu_;
-  std::condition_variable gate_cv_;
-  FrameState state_ = FrameState::kIdle;  // guarded by gate_mu_
-  uint64_t gate_frame_ = 0;               // guarded by gate_mu_
-  int participants_ = 0, arrived_ = 0, done_ = 0;  // guarded by gate_mu_
-  uint64_t gate_frame_start_ns_ = 0;      // guarded by gate_mu_
+  core::Mutex gate_mu_;
+  core::CondVar gate_cv_;
+  FrameState state_ GUARDED_BY(gate_mu_) = FrameState::kIdle;
+  uint64_t gate_frame_ GUARDED_BY(gate_mu_) = 0;
+  int participants_ GUARDED_BY(gate_mu_) = 0;
+  int arrived_ GUARDED_BY(gate_mu_) = 0;
+  int done_ GUARDED_BY(gate_mu_) = 0;
+  uint64_t gate_frame_start_ns_ GUARDED_BY(gate_mu_) = 0;
   uint64_t last_world_ns_ = 0;            // master of the frame only
   std::atomic<uint64_t> last_frame_end_ns_{0};
 
@@ -180,8 +182,8 @@ class Server {
   uint64_t boundary_tick_ = 0;     // logged frame whose tick boundary is still due (0: none)
   std::vector<game::EntityId> recovered_online_;
   std::atomic<bool> durability_failed_{false};
-  mutable std::mutex fatal_mu_;
-  core::Status fatal_;  // guarded by fatal_mu_
+  mutable core::Mutex fatal_mu_;
+  core::Status fatal_ GUARDED_BY(fatal_mu_);
   std::vector<JoinTicketRequest> join_scratch_;
   std::vector<WorkerNotice> notice_scratch_;
 };
