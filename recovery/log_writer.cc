@@ -15,20 +15,20 @@ namespace recovery {
 
 namespace lf = log_format;
 
-core::Status ParseDurability(std::string_view name, Durability* out) {
-  if (name == "sync") *out = Durability::kSync;
-  else if (name == "async") *out = Durability::kAsync;
-  else if (name == "off") *out = Durability::kOff;
+core::Status ParseSyncMode(std::string_view name, SyncMode* out) {
+  if (name == "sync") *out = SyncMode::kSync;
+  else if (name == "async") *out = SyncMode::kAsync;
+  else if (name == "off") *out = SyncMode::kOff;
   else return core::Status::InvalidArgument("durability must be sync, async or off, not '" +
                                             std::string(name) + "'");
   return core::Status::OK();
 }
 
-const char* DurabilityName(Durability d) {
+const char* SyncModeName(SyncMode d) {
   switch (d) {
-    case Durability::kSync: return "sync";
-    case Durability::kAsync: return "async";
-    case Durability::kOff: return "off";
+    case SyncMode::kSync: return "sync";
+    case SyncMode::kAsync: return "async";
+    case SyncMode::kOff: return "off";
   }
   return "?";
 }
@@ -82,7 +82,7 @@ core::Status LogWriter::OpenSegment(uint64_t number, uint64_t first_tick) {
   EncodeFixed64(header + 16, first_tick);
   EncodeFixed32(header + 28, crc32c::Mask(crc32c::Value(header, 28)));
   if (core::Status s = f->Append(std::string_view(header, sizeof(header))); !s.ok()) return s;
-  if (options_.durability != Durability::kOff) {
+  if (options_.sync_mode != SyncMode::kOff) {
     // The file and its directory entry must be durable before records in it are acknowledged.
     if (core::Status s = f->Sync(); !s.ok()) return s;
     if (core::Status s = options_.env->SyncDir(options_.dir); !s.ok()) return s;
@@ -137,7 +137,7 @@ core::Status LogWriter::WaitDurable(uint64_t tick) {
     // Leader in sync mode: the tick is queued and nobody is writing, so write and sync it here
     // rather than wait for the log thread to be scheduled (on a busy machine that wait is
     // longer than the fdatasync).
-    if (options_.durability == Durability::kSync && !writing_ && !queue_.empty()) {
+    if (options_.sync_mode == SyncMode::kSync && !writing_ && !queue_.empty()) {
       if (!WriteQueued()) return error_;
       continue;
     }
@@ -167,7 +167,7 @@ LogWriter::Stats LogWriter::stats() const {
 void LogWriter::ThreadMain() {
   for (;;) {
     core::MutexLock lock(&mu_);
-    if (options_.durability == Durability::kAsync) {
+    if (options_.sync_mode == SyncMode::kAsync) {
       // Until asked to, or every async_flush_ms: then whatever is queued is written below.
       const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.async_flush_ms);
       while (!(closing_ || (flush_requested_ > durable_tick_ && !writing_))) {
@@ -191,7 +191,7 @@ bool LogWriter::WriteQueued() {
   batch_.clear();
   batch_.swap(queue_);  // queue_ gets the previous batch's (cleared) capacity
   mu_.Unlock();
-  const core::Status s = WriteBatch(&batch_, options_.durability != Durability::kOff);
+  const core::Status s = WriteBatch(&batch_, options_.sync_mode != SyncMode::kOff);
   mu_.Lock();
   writing_ = false;
   work_cv_.SignalAll();
@@ -267,7 +267,7 @@ core::Status LogWriter::RemoveObsoleteSegments(uint64_t oldest_checkpoint_tick) 
     core::Status s = options_.env->Unlink(JoinPath(options_.dir, lf::SegmentFileName(n)));
     if (!s.ok() && s.code() != core::Status::Code::kNotFound) return s;
   }
-  if (!doomed.empty() && options_.durability != Durability::kOff) {
+  if (!doomed.empty() && options_.sync_mode != SyncMode::kOff) {
     return options_.env->SyncDir(options_.dir);
   }
   return core::Status::OK();

@@ -23,15 +23,15 @@
 
 namespace recovery {
 
-enum class Durability { kSync, kAsync, kOff };
+enum class SyncMode { kSync, kAsync, kOff };
 // "sync" | "async" | "off".
-core::Status ParseDurability(std::string_view name, Durability* out);
-const char* DurabilityName(Durability d);
+core::Status ParseSyncMode(std::string_view name, SyncMode* out);
+const char* SyncModeName(SyncMode d);
 
 struct LogOptions {
   Env* env = Env::Posix();
   std::string dir;                          // must exist; segments are created inside
-  Durability durability = Durability::kSync;
+  SyncMode sync_mode = SyncMode::kSync;
   int async_flush_ms = 10;                  // kAsync: interval between fdatasyncs
   uint64_t segment_bytes = 64ull << 20;     // rotate to a new segment past this size
   uint64_t next_tick = 1;                   // tick of the first record Append will accept

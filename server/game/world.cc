@@ -186,7 +186,7 @@ std::span<const uint8_t> World::StateBytes() const {
   return {reinterpret_cast<const uint8_t*>(objects_.data()), objects_.size() * sizeof(Object)};
 }
 
-std::span<uint8_t> World::MutableStateBytesForRestore() {
+std::span<uint8_t> World::MutableStateBytes() {
   return {reinterpret_cast<uint8_t*>(objects_.data()), objects_.size() * sizeof(Object)};
 }
 

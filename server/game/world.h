@@ -165,8 +165,10 @@ class World {
   // Rebuilds the derived data from the state: the areanode links and the record store's indexes
   // (after recovery wrote object bytes directly).
   void RelinkAll();
-  // For recovery's restore path: the object array, to be followed by RelinkAll().
-  std::span<uint8_t> MutableStateBytesForRestore();
+  // The object array itself, for the two users below the write path (World::Mut): recovery's
+  // restore writes it (then call RelinkAll()), and the checkpointer keeps it as its live base
+  // (it reads objects the write hook reports). Nothing else may write through it.
+  std::span<uint8_t> MutableStateBytes();
 
   areanode::AreanodeTree& tree() { return *tree_; }
   const areanode::AreanodeTree& tree() const { return *tree_; }

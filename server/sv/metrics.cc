@@ -213,7 +213,7 @@ void RenderDurability(const MetricsSnapshot& s, Writer* w) {
          d.stats.log_append_ms_total / 1000.0);
   w->One("log_durable_tick", "gauge", "The newest log tick known to be on disk.",
          static_cast<double>(d.stats.durable_tick));
-  const durability::RecoveryReport& rec = d.recovery;
+  const durability::WorldRecoveryReport& rec = d.recovery;
   w->One("recovery_found_state", "gauge", "1 if start-up recovery found saved state.",
          rec.found_state ? 1 : 0);
   w->One("recovery_seconds", "gauge", "Start-up recovery, the whole of it.", rec.total_ms / 1000.0);

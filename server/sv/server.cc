@@ -200,7 +200,7 @@ StatsReport Server::Report() const {
     r.durability.enabled = true;
     r.durability.data_dir = options_.data_dir;
     r.durability.algorithm = recovery::AlgorithmName(options_.checkpoint);
-    r.durability.mode = recovery::DurabilityName(options_.durability);
+    r.durability.mode = recovery::SyncModeName(options_.sync_mode);
     r.durability.interval_ms = options_.checkpoint_interval_ms;
     r.durability.recovery = recovery_report_;
     r.durability.stats = durability_->stats();
@@ -370,7 +370,7 @@ void Server::EndFrame(int /*index*/) {
 // ---- World phase (master) --------------------------------------------------------------------
 
 void Server::WorldPhase(bool run_world) {
-  CloseFrame();
+  SumFrameStats();
   ++log_tick_;
   shared_.frame_no = static_cast<uint32_t>(log_tick_);
   // The tick's world part, in the order replay follows: leaves, joins, the game's world phase.
@@ -394,7 +394,7 @@ void Server::WorldPhase(bool run_world) {
   }
 }
 
-void Server::CloseFrame() {
+void Server::SumFrameStats() {
   // Requests per thread per frame, over the threads that took part in the closed frame.
   uint32_t lo = UINT32_MAX, hi = 0;
   int in_frame = 0, locking_threads = 0;
@@ -661,11 +661,11 @@ core::Status Server::OpenDurability() {
   durability::DurabilityOptions o;
   o.data_dir = options_.data_dir;
   o.algorithm = options_.checkpoint;
-  o.durability = options_.durability;
+  o.sync_mode = options_.sync_mode;
   o.checkpoint_interval_ms = options_.checkpoint_interval_ms;
   o.async_flush_ms = options_.async_flush_ms;
   if (options_.hash_log) o.hash_log_path = recovery::JoinPath(options_.data_dir, "hash.log");
-  const durability::RecoveryReport& r = recovery_report_;
+  const durability::WorldRecoveryReport& r = recovery_report_;
   core::Status s = durability::Durability::Open(o, world_.get(), &recovery_report_, &durability_);
   for (const std::string& note : r.notes) spdlog::warn("recovery: {}", note);
   if (!s.ok()) return s;
@@ -679,7 +679,7 @@ core::Status Server::OpenDurability() {
   } else {
     spdlog::info("data dir {}: no saved state, a new world ({} checkpoints, {} durability)",
                  options_.data_dir, recovery::AlgorithmName(options_.checkpoint),
-                 recovery::DurabilityName(options_.durability));
+                 recovery::SyncModeName(options_.sync_mode));
   }
   log_tick_ = durability_->recovered_tick();
   recorder_ = std::make_unique<durability::TickRecorder>(options_.threads);
@@ -709,7 +709,7 @@ void Server::CheckpointBoundary() {
 void Server::AppendTickRecord() {
   recorder_->MergeInto(&record_);
   if (durability_failed_.load(std::memory_order_acquire)) return;
-  const core::Status s = durability_->EndOfRequests(log_tick_, record_);
+  const core::Status s = durability_->AppendTickRecord(log_tick_, record_);
   if (!s.ok()) return Fail(s);
   boundary_tick_ = log_tick_;  // every reply waits for it to be durable before the next frame
 }

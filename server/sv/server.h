@@ -73,7 +73,7 @@ class Server {
 
   // Durability: on when ServerOptions::data_dir is set. The report of start-up recovery.
   bool durability_enabled() const { return durability_ != nullptr; }
-  const durability::RecoveryReport& recovery_report() const { return recovery_report_; }
+  const durability::WorldRecoveryReport& recovery_report() const { return recovery_report_; }
   // OK, or the durability error (failed fsync, ENOSPC, ...) that made the server stop itself.
   core::Status fatal_status() const;
 
@@ -113,7 +113,7 @@ class Server {
 
   // Master only, world phase.
   void WorldPhase(bool run_world);
-  void CloseFrame();
+  void SumFrameStats();  // master, frame closed: the workers' frame counters into stats_
   void ApplyNotices();
   void ApplyJoins();
   proto::JoinRefuse DecideJoin(const JoinTicketRequest& req, JoinDecision* decision);
@@ -175,7 +175,7 @@ class Server {
 
   // Durability. Declared after world_: destroyed first (it holds the world's write hook).
   std::unique_ptr<durability::Durability> durability_;
-  durability::RecoveryReport recovery_report_;
+  durability::WorldRecoveryReport recovery_report_;
   std::unique_ptr<durability::TickRecorder> recorder_;
   durability::TickRecord record_;  // the frame in progress (its serial points only)
   uint64_t log_tick_ = 0;          // the frame in progress is this tick of the log

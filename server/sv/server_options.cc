@@ -211,7 +211,7 @@ ParseResult ParseServerOptions(int argc, const char* const* argv, ServerOptions*
     if (!ps.ok()) return Error("--checkpoint must be cou, naive, pingpong or none, not '" +
                                r["checkpoint"].as<std::string>() + "'", help);
     o.checkpoint_interval_ms = r["checkpoint-interval-ms"].as<int>();
-    ps = recovery::ParseDurability(r["durability"].as<std::string>(), &o.durability);
+    ps = recovery::ParseSyncMode(r["durability"].as<std::string>(), &o.sync_mode);
     if (!ps.ok()) return Error("--durability must be sync, async or off, not '" +
                                r["durability"].as<std::string>() + "'", help);
     o.async_flush_ms = r["async-flush-ms"].as<int>();

@@ -66,7 +66,7 @@ struct ServerOptions {
   std::string data_dir;
   recovery::Algorithm checkpoint = recovery::Algorithm::kCou;
   int checkpoint_interval_ms = 0;  // 0: next checkpoint as soon as the previous one is durable
-  recovery::Durability durability = recovery::Durability::kSync;
+  recovery::SyncMode sync_mode = recovery::SyncMode::kSync;
   int async_flush_ms = 200;
   bool hash_log = false;           // data_dir/hash.log: "log-tick state-hash" per frame
 

@@ -61,7 +61,7 @@ std::string Hex64(uint64_t v) {
 
 // The "recovery", "checkpoint" and "log" objects (docs/stats.md).
 void DurabilityJson(const DurabilityReport& d, std::string* j) {
-  const durability::RecoveryReport& r = d.recovery;
+  const durability::WorldRecoveryReport& r = d.recovery;
   *j += "  \"data_dir\": " + JsonString(d.data_dir) + ",\n";
   *j += "  \"recovery\": {\"found_state\": " + std::string(r.found_state ? "true" : "false") +
         ", \"checkpoint_tick\": " + Num(r.checkpoint_tick) +

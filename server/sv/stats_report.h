@@ -33,7 +33,7 @@ struct DurabilityReport {
   bool enabled = false;
   std::string data_dir, algorithm, mode;
   int interval_ms = 0;
-  durability::RecoveryReport recovery;
+  durability::WorldRecoveryReport recovery;
   durability::DurabilityStats stats;
 };
 

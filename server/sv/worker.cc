@@ -144,13 +144,13 @@ void Worker::HandlePacket(Session* s, const ENetPacket* packet, uint64_t now_ms)
   } else if (type == proto::MessageType::kClientChat && s->active) {
     proto::ClientChat chat;
     if (!proto::Decode(data, &chat).ok()) {
-      Invalid(s, now_ms, proto::KickReason::kInvalidInput);
+      ChargeInvalid(s, now_ms, proto::KickReason::kInvalidInput);
       return;
     }
     shared_->notices.Push(WorkerNotice{WorkerNotice::Kind::kChat, s->player, chat.text});
   } else {
     // Unknown type, a client-bound type, or a message out of order (commands before Hello).
-    Invalid(s, now_ms, proto::KickReason::kInvalidInput);
+    ChargeInvalid(s, now_ms, proto::KickReason::kInvalidInput);
     if (!s->active && !s->closing) Kick(s, proto::KickReason::kInvalidInput, "expected Hello");
   }
 }
@@ -186,7 +186,7 @@ void Worker::HandleHello(Session* s, std::span<const uint8_t> data) {
 void Worker::HandleCommands(Session* s, std::span<const uint8_t> data, uint64_t now_ms) {
   proto::CommandPacket packet;
   if (!proto::Decode(data, &packet).ok()) {
-    Invalid(s, now_ms, proto::KickReason::kInvalidInput);
+    ChargeInvalid(s, now_ms, proto::KickReason::kInvalidInput);
     return;
   }
   s->requested = true;
@@ -205,10 +205,10 @@ void Worker::HandleCommands(Session* s, std::span<const uint8_t> data, uint64_t 
               check.reason == proto::CommandReject::kTooManyCommands;
     }
   }
-  if (rejected) Invalid(s, now_ms, speed ? proto::KickReason::kSpeedHack : proto::KickReason::kInvalidInput);
+  if (rejected) ChargeInvalid(s, now_ms, speed ? proto::KickReason::kSpeedHack : proto::KickReason::kInvalidInput);
 }
 
-void Worker::Invalid(Session* s, uint64_t now_ms, proto::KickReason reason) {
+void Worker::ChargeInvalid(Session* s, uint64_t now_ms, proto::KickReason reason) {
   shared_->stats->invalid_packets.fetch_add(1, std::memory_order_relaxed);
   if (s->closing) return;
   if (s->invalid.Record(now_ms)) {

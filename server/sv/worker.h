@@ -103,7 +103,9 @@ class Worker {
   void HandlePacket(Session* s, const ENetPacket* packet, uint64_t now_ms);
   void HandleHello(Session* s, std::span<const uint8_t> data);
   void HandleCommands(Session* s, std::span<const uint8_t> data, uint64_t now_ms);
-  void Invalid(Session* s, uint64_t now_ms, proto::KickReason reason);
+  // Counts an invalid packet against the session and kicks it (`reason`) once its rate of
+  // invalid packets is exceeded: a bad packet costs its sender.
+  void ChargeInvalid(Session* s, uint64_t now_ms, proto::KickReason reason);
   void Kick(Session* s, proto::KickReason reason, const std::string& text);
   // Forgets `player`'s session or pending ticket on this worker (duplicate login from
   // rejoin_ip:rejoin_port, host order): kicks the old client, or resets its peer silently if it

@@ -22,7 +22,7 @@ void PlayStopRecover(sv::ServerOptions o, recovery::Algorithm algorithm) {
                std::to_string(static_cast<int>(algorithm));  // one directory per case
   std::filesystem::remove_all(o.data_dir);
   o.checkpoint = algorithm;
-  o.durability = recovery::Durability::kSync;
+  o.sync_mode = recovery::SyncMode::kSync;
   uint64_t final_hash = 0;
   svtest::PlayResult play;
   {
@@ -49,7 +49,7 @@ void PlayStopRecover(sv::ServerOptions o, recovery::Algorithm algorithm) {
   }
   std::unique_ptr<sv::Server> again;
   REQUIRE(sv::Server::Create(o, &again).ok());
-  const durability::RecoveryReport& r = again->recovery_report();
+  const durability::WorldRecoveryReport& r = again->recovery_report();
   CHECK(r.found_state);
   CHECK(r.state_hash == final_hash);
   const game::World& w = again->world();  // not started: no thread touches it

@@ -108,7 +108,7 @@ TEST_CASE("tsan: scraping /metrics while clients play never races the frame loop
   o.metrics_port = 1;  // nonzero: the master publishes; this test's HTTP server binds port 0
   o.data_dir = "/tmp/aftershock_metrics_test_" + std::to_string(getpid());
   std::filesystem::remove_all(o.data_dir);
-  o.durability = recovery::Durability::kSync;
+  o.sync_mode = recovery::SyncMode::kSync;
   const uint64_t start_ms = core::SteadyMs();
   std::unique_ptr<sv::Server> server;
   REQUIRE(sv::Server::Create(o, &server).ok());
