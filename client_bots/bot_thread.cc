@@ -64,7 +64,6 @@ uint64_t SendPhaseUs(const BotOptions& options, int index, uint64_t period_us) {
   return static_cast<uint64_t>((u - std::floor(u)) * static_cast<double>(period_us)) % period_us;
 }
 
-JoinFailure FailureOf(proto::RefuseReason r) { return static_cast<JoinFailure>(static_cast<uint8_t>(r)); }
 
 }  // namespace
 

@@ -33,7 +33,7 @@ core::Status CheckRestoredGlobals(const game::Globals& restored, const game::Glo
   if (restored.magic != game::kStateMagic || restored.version != game::kStateVersion) {
     return core::Status::Corruption("recovery: the backup's globals have a bad magic or version");
   }
-  if (!(IdentityOf(restored) == IdentityOf(fresh))) {
+  if (!(game::ConfigurationOf(restored) == game::ConfigurationOf(fresh))) {
     return core::Status::InvalidArgument(
         "recovery: the backup holds a state of another map or configuration");
   }
