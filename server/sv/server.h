@@ -15,12 +15,18 @@
 // first thread that sees a request becomes master; threads arriving after the world phase wait
 // for the next frame.
 //
+// Files by concept: server.cc (creation, the two frame loops, the world phase), server_gate.cc
+// (barriers, tick pacing, the request-frame gate), server_admission.cc (joins and leaves),
+// server_events.cc (kill events), server_durability.cc (recovery, logging, durable replies),
+// server_frame_stats.cc (per-frame statistics), server_status.cc (status and metrics boards).
+//
 // Threading: Create/Start/Wait on one controlling thread; RequestStop, Report and fatal_status
 // from any thread; world() only after Wait().
 #pragma once
 
 #include <atomic>
 #include <barrier>
+#include <chrono>
 #include <memory>
 #include <random>
 #include <string>
@@ -78,7 +84,7 @@ class Server {
   core::Status fatal_status() const;
 
   // Prometheus metrics, published by the frame master every kMetricsPublishMs while
-  // ServerOptions::metrics_port is set (server_metrics.cc). Any thread may read the board.
+  // ServerOptions::metrics_port is set (server_status.cc). Any thread may read the board.
   const MetricsBoard& metrics_board() const { return metrics_board_; }
 
  private:
@@ -90,19 +96,43 @@ class Server {
     uint64_t joined_ms = 0;  // steady clock: the status reply's minutes connected
   };
 
+  // The fixed-frame master's pacing: one frame per period, no burst after falling behind.
+  struct TickPacer {
+    explicit TickPacer(int tick_hz);
+    std::chrono::nanoseconds period;
+    std::chrono::steady_clock::time_point next_tick;
+  };
+
   explicit Server(const ServerOptions& options);
+  // The frame loops (server.cc): a frame thread runs one of them until the server stops.
   void FrameThread(int index);
   void RunFixed(int index, PhaseClock* clock);
   void RunRequest(int index, PhaseClock* clock);
-  JoinOutcome JoinFrame(int index) EXCLUDES(gate_mu_);
+
+  // Fixed frames' synchronisation (server_gate.cc). Each switches `clock` to the wait it is in.
+  void WaitForTick(TickPacer* pacer, PhaseClock* clock);  // master: sleep to the next tick
+  void AwaitWorldPhase(bool master, PhaseClock* clock);   // barrier A
+  void AwaitRequests(PhaseClock* clock);                  // barrier B
+  // Barrier B' with durability (the master appends the tick record first); false: durability
+  // failed, the frame sends no reply.
+  bool AwaitTickRecord(bool master, PhaseClock* clock);
+  // Barrier C, then the master records the frame; false: durability failed, stop.
+  bool AwaitReplies(int index, PhaseClock* clock);
+  // Request frames' gate (server_gate.cc).
+  // Polls the thread's port; true if it has requests, or (thread 0) the frame is otherwise due.
+  bool WaitForRequests(int index, PhaseClock* clock);
+  JoinOutcome JoinFrame(PhaseClock* clock) EXCLUDES(gate_mu_);
+  void OpenRequests() EXCLUDES(gate_mu_);  // master, after the world phase: workers may run
   bool IntraBarrier(PhaseClock* clock) EXCLUDES(gate_mu_);  // false: durability failed, send no reply
+  // Counts the thread's frame; the last thread out closes the frame.
   void EndFrame(int index) EXCLUDES(gate_mu_);
 
   // The PVS of the map, from the cache (ServerOptions::vis_cache_dir) or built now.
   core::Status LoadVisibility();
 
-  // Durability (serial points of the frame).
+  // Durability (serial points of the frame; server_durability.cc).
   core::Status OpenDurability();
+  void CheckpointPhase(PhaseClock* clock);  // master: CheckpointBoundary, timed as kCheckpoint
   void CheckpointBoundary();  // master, before the world phase: the previous frame's boundary
   void AppendTickRecord() EXCLUDES(gate_mu_);  // after every request of the frame: merge, log (no wait)
   // Each worker: encode its replies, wait until the frame's tick is durable (sync mode; the
@@ -112,19 +142,23 @@ class Server {
   void Fail(const core::Status& s);
 
   // Master only, world phase.
-  void WorldPhase(bool run_world);
-  void SumFrameStats();  // master, frame closed: the workers' frame counters into stats_
+  bool WorldTickDue();  // request frames: a world tick is due (and is taken now)
+  void WorldPhase(bool run_world, PhaseClock* clock);
+  void SumFrameStats();  // server_frame_stats.cc: the closed frame's worker counters into stats_
+  // Admission (server_admission.cc).
   void ApplyNotices();
   void ApplyJoins();
   proto::JoinRefuse DecideJoin(const JoinTicketRequest& req, JoinDecision* decision);
   // Duplicate login: if req's identity is online and the token matches, its session leaves.
   void ReplaceOnlineSession(const JoinTicketRequest& req);
+  int WorkerForSlot(int slot) const;
+  // Kill events (server_events.cc).
   void DetectKills();
   void Broadcast(const std::vector<uint8_t>& bytes);  // to every client
   void Send(const ReliableEvent& event);              // to the clients it reaches
+  // Publication for other threads (server_status.cc).
   void PublishStatus();
-  void PublishMetrics();  // server_metrics.cc
-  int WorkerForSlot(int slot) const;
+  void PublishMetrics();
 
   ServerOptions options_;
   maps::Map map_;
