@@ -29,7 +29,7 @@ configure_and_build() {  # dir, extra cmake args...
   cmake --build "$dir" -j"$jobs"
 }
 
-echo "== Thread-safety analysis: clang-14 -Wthread-safety -Werror on the non-test sources"
+echo "== Thread-safety analysis: clang-14 -Wthread-safety -Werror on the sources that see annotations"
 /usr/bin/python3 tools/check_thread_safety.py --build-dir build-clang --jobs "$jobs"
 
 if [ "$run_tsan" = 1 ]; then
