@@ -6,6 +6,7 @@
 #include <cxxopts.hpp>
 #include <vector>
 
+#include "server/core/int_range.h"
 #include "server/protocol/messages.h"
 #include "server/protocol/protocol_format.h"
 
@@ -89,17 +90,24 @@ bool ParseBehavior(const std::string& text, Behavior* out) {
 
 }  // namespace
 
+// The settings' ranges: ValidateBotOptions checks them and its errors quote them.
+constexpr core::IntRange kBots{"--bots", 1, 100000};
+constexpr double kMinRateHz = 1, kMaxRateHz = 250;
+constexpr core::IntRange kThreads{"--threads", 1, 64};
+constexpr core::IntRange kSilenceMs{"--silence-ms", 100, 60000};
+
 core::Status ValidateBotOptions(const BotOptions& o) {
-  if (o.bots < 1 || o.bots > 100000) return core::Status::InvalidArgument("--bots must be 1..100000");
-  if (!(o.rate_hz >= 1 && o.rate_hz <= 250)) return core::Status::InvalidArgument("--rate must be 1..250");
+  if (core::Status s = kBots.Check(o.bots); !s.ok()) return s;
+  if (!(o.rate_hz >= kMinRateHz && o.rate_hz <= kMaxRateHz)) {
+    return core::Status::InvalidArgument("--rate must be " + std::to_string(static_cast<int>(kMinRateHz)) +
+                                         ".." + std::to_string(static_cast<int>(kMaxRateHz)));
+  }
   if (!(o.duration_s > 0) || !std::isfinite(o.duration_s)) {
     return core::Status::InvalidArgument("--duration must be > 0");
   }
   if (!(o.ramp_s >= 0) || !std::isfinite(o.ramp_s)) return core::Status::InvalidArgument("--ramp must be >= 0");
-  if (o.threads < 1 || o.threads > 64) return core::Status::InvalidArgument("--threads must be 1..64");
-  if (o.silence_ms < 100 || o.silence_ms > 60000) {
-    return core::Status::InvalidArgument("--silence-ms must be 100..60000");
-  }
+  if (core::Status s = kThreads.Check(o.threads); !s.ok()) return s;
+  if (core::Status s = kSilenceMs.Check(o.silence_ms); !s.ok()) return s;
   // The longest name is "<prefix>-99999": it must pass the protocol's name rules.
   const std::string longest = o.identity_prefix + "-" + std::to_string(o.bots - 1);
   if (!proto::ValidateName(longest).ok()) {

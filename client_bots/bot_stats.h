@@ -5,25 +5,28 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
-#include <mutex>
 
 #include "client_bots/bot_state.h"
+#include "server/protocol/protocol_format.h"
 #include "server/core/log_histogram.h"
+#include "server/core/mutex.h"
+#include "server/core/thread_annotations.h"
 
 namespace bots {
 
-// Why a join attempt failed. The first nine mirror proto::RefuseReason (same values).
+// Why a join attempt failed. The first nine are proto::RefuseReason's (same values, taken from
+// it); the bots' own failures follow.
 enum class JoinFailure : uint8_t {
-  kServerFull = 1,
-  kWrongProtocolVersion = 2,
-  kWrongToken = 3,
-  kBadChallenge = 4,
-  kBadName = 5,
-  kBanned = 6,
-  kShuttingDown = 7,
-  kBadTicket = 8,
-  kAlreadyConnected = 9,
-  kNoChallenge = 10,         // no "challenge" reply in time
+  kServerFull = static_cast<uint8_t>(proto::RefuseReason::kServerFull),
+  kWrongProtocolVersion = static_cast<uint8_t>(proto::RefuseReason::kWrongProtocolVersion),
+  kWrongToken = static_cast<uint8_t>(proto::RefuseReason::kWrongToken),
+  kBadChallenge = static_cast<uint8_t>(proto::RefuseReason::kBadChallenge),
+  kBadName = static_cast<uint8_t>(proto::RefuseReason::kBadName),
+  kBanned = static_cast<uint8_t>(proto::RefuseReason::kBanned),
+  kShuttingDown = static_cast<uint8_t>(proto::RefuseReason::kShuttingDown),
+  kBadTicket = static_cast<uint8_t>(proto::RefuseReason::kBadTicket),
+  kAlreadyConnected = static_cast<uint8_t>(proto::RefuseReason::kAlreadyConnected),
+  kNoChallenge = proto::kMaxRefuseReason + 1,  // no "challenge" reply in time
   kLobbyTimeout = 11,        // ENet connect to the lobby, or its answer, timed out
   kLobbyDisconnected = 12,   // the lobby dropped us without an answer
   kWorkerTimeout = 13,       // ENet connect to the worker, or Welcome, timed out
@@ -31,6 +34,14 @@ enum class JoinFailure : uint8_t {
   kBadReply = 15,            // an answer that did not decode
 };
 inline constexpr int kNumJoinFailures = 16;  // index 0 unused
+static_assert(static_cast<int>(JoinFailure::kAlreadyConnected) == proto::kMaxRefuseReason,
+              "JoinFailure must name every RefuseReason: add the new reason above");
+static_assert(static_cast<int>(JoinFailure::kBadReply) + 1 == kNumJoinFailures);
+
+// The failure a refusal from the server is counted as (same value).
+inline JoinFailure FailureOf(proto::RefuseReason r) {
+  return static_cast<JoinFailure>(static_cast<uint8_t>(r));
+}
 const char* JoinFailureName(JoinFailure f);
 
 // Totals of one thread (then of the run). Plain data: owned by one thread, merged on one.
@@ -76,8 +87,8 @@ struct LiveStats {
   std::atomic<uint64_t> reconnects{0};
   std::atomic<int> connected{0};
 
-  std::mutex mu;
-  core::LogHistogram interval;  // GUARDED_BY(mu): response times since the main thread last took it
+  core::Mutex mu;
+  core::LogHistogram interval GUARDED_BY(mu);  // response times since the main thread last took it
 };
 
 }  // namespace bots

@@ -64,7 +64,6 @@ uint64_t SendPhaseUs(const BotOptions& options, int index, uint64_t period_us) {
   return static_cast<uint64_t>((u - std::floor(u)) * static_cast<double>(period_us)) % period_us;
 }
 
-JoinFailure FailureOf(proto::RefuseReason r) { return static_cast<JoinFailure>(static_cast<uint8_t>(r)); }
 
 }  // namespace
 
@@ -204,7 +203,7 @@ void BotThread::Publish() {
   live_.connected.store(connected_, std::memory_order_relaxed);
   // Samples go to interval_ only; the run's histogram takes them here (Finish ends with Publish).
   stats_.response.Merge(interval_);
-  std::lock_guard<std::mutex> lock(live_.mu);
+  core::MutexLock lock(&live_.mu);
   live_.interval.Merge(interval_);
   interval_.Clear();
 }

@@ -75,7 +75,7 @@ bots::SecondSample Sample(std::vector<std::unique_ptr<bots::BotThread>>& threads
     s.join_failures += live.join_failures.load(std::memory_order_relaxed);
     s.reconnects += live.reconnects.load(std::memory_order_relaxed);
     s.connected += live.connected.load(std::memory_order_relaxed);
-    std::lock_guard<std::mutex> lock(live.mu);
+    core::MutexLock lock(&live.mu);
     h.Merge(live.interval);
     live.interval.Clear();
   }

@@ -68,11 +68,15 @@ core::Status Checkpointer::Open(const CheckpointOptions& options, uint8_t* base,
   }
   // Which backups are valid now? The first checkpoint must not overwrite the only valid one.
   uint64_t seq[2] = {0, 0};
+  c->mu_.Lock();  // no writer thread yet: for the analysis
   for (int b = 0; b < 2; ++b) {
     bf::Header h;
     core::Status s = bf::LoadBackup(options.env, JoinPath(options.dir, bf::BackupFileName(b)),
                                     options.object_count, options.object_size, nullptr, &h);
-    if (s.code() == core::Status::Code::kInvalidArgument) return s;  // other geometry: refuse
+    if (s.code() == core::Status::Code::kInvalidArgument) {  // other geometry: refuse
+      c->mu_.Unlock();
+      return s;
+    }
     if (s.ok()) {
       c->committed_valid_[b] = true;
       c->committed_tick_[b] = h.tick;
@@ -81,6 +85,7 @@ core::Status Checkpointer::Open(const CheckpointOptions& options, uint8_t* base,
   }
   if (c->committed_valid_[0] && c->committed_valid_[1]) c->next_backup_ = seq[0] <= seq[1] ? 0 : 1;
   else c->next_backup_ = c->committed_valid_[0] ? 1 : 0;
+  c->mu_.Unlock();
   c->sequence_ = std::max(seq[0], seq[1]);
   const size_t words = c->words_;
   const size_t bytes = static_cast<size_t>(c->n_) * c->size_;
@@ -195,7 +200,7 @@ core::Status Checkpointer::TickBoundary(uint64_t tick) {
   if (algorithm_ == Algorithm::kPingPong) CopyTickDirtyToPing();
   bool start;
   {
-    std::lock_guard lock(mu_);
+    core::MutexLock lock(&mu_);
     start = error_.ok() && !busy_ &&
             (options_.interval_ms <= 0 || last_start_ == Clock::time_point{} ||
              t0 - last_start_ >= std::chrono::milliseconds(options_.interval_ms));
@@ -203,13 +208,13 @@ core::Status Checkpointer::TickBoundary(uint64_t tick) {
   if (start) {
     last_start_ = t0;
     auto job = std::make_unique<Job>(MakeJob(tick));
-    std::lock_guard lock(mu_);
+    core::MutexLock lock(&mu_);
     job_ = std::move(job);
     busy_ = true;
-    cv_.notify_all();
+    cv_.SignalAll();
   }
   const double pause_ms = core::MsSince(t0);
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(&mu_);
   ++stats_.boundaries;
   stats_.pause_total_ms += pause_ms;
   stats_.pause_max_ms = std::max(stats_.pause_max_ms, pause_ms);
@@ -220,16 +225,16 @@ void Checkpointer::WriterMain() {
   for (;;) {
     std::unique_ptr<Job> job;
     {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return stop_ || job_ != nullptr; });
+      core::MutexLock lock(&mu_);
+      while (!stop_ && job_ == nullptr) cv_.Wait(&mu_);
       if (job_ == nullptr) return;
       job = std::move(job_);
     }
     core::Status s = RunJob(job.get());
-    std::lock_guard lock(mu_);
+    core::MutexLock lock(&mu_);
     if (!s.ok() && error_.ok()) error_ = s;
     busy_ = false;
-    cv_.notify_all();
+    cv_.SignalAll();
   }
 }
 
@@ -262,7 +267,7 @@ core::Status Checkpointer::RunJob(Job* job) {
   if (s.ok()) s = backup_writer_.Commit(job->tick, job->sequence);
   if (!s.ok()) {
     backup_writer_.Abort();
-    std::lock_guard lock(mu_);
+    core::MutexLock lock(&mu_);
     committed_valid_[b] = false;
     const std::string what = "checkpoint of tick " + std::to_string(job->tick) + " into " +
                              bf::BackupFileName(b) + ": " + s.message();
@@ -272,7 +277,7 @@ core::Status Checkpointer::RunJob(Job* job) {
   if (algorithm_ == Algorithm::kPingPong) std::fill(need_[b].begin(), need_[b].end(), 0);
   uint64_t oldest;
   {
-    std::lock_guard lock(mu_);
+    core::MutexLock lock(&mu_);
     committed_valid_[b] = true;
     committed_tick_[b] = job->tick;
     oldest = committed_valid_[1 - b] ? std::min(committed_tick_[0], committed_tick_[1]) : 0;
@@ -312,14 +317,14 @@ core::Status Checkpointer::WriteSet(Job* job, const std::vector<uint64_t>& set, 
     written += end - i;
     i = end;
   }
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(&mu_);
   stats_.objects_written += written;
   return s;
 }
 
 core::Status Checkpointer::WaitIdle() {
-  std::unique_lock lock(mu_);
-  cv_.wait(lock, [&] { return !busy_; });
+  core::MutexLock lock(&mu_);
+  while (busy_) cv_.Wait(&mu_);
   return error_;
 }
 
@@ -327,22 +332,22 @@ core::Status Checkpointer::Close() {
   if (closed_) return status();
   closed_ = true;
   {
-    std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return !busy_; });
+    core::MutexLock lock(&mu_);
+    while (busy_) cv_.Wait(&mu_);
     stop_ = true;
-    cv_.notify_all();
+    cv_.SignalAll();
   }
   if (writer_.joinable()) writer_.join();
   return status();
 }
 
 core::Status Checkpointer::status() const {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(&mu_);
   return error_;
 }
 
 CheckpointStats Checkpointer::stats() const {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(&mu_);
   CheckpointStats s = stats_;
   s.saved_on_update = saved_on_update_.load(std::memory_order_relaxed);
   return s;

@@ -14,18 +14,18 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "recovery/backup_writer.h"
 #include "recovery/env.h"
+#include "server/core/mutex.h"
 #include "server/core/status.h"
+#include "server/core/thread_annotations.h"
 
 namespace recovery {
 
@@ -120,9 +120,10 @@ class Checkpointer {
   void OnUpdateCou(uint32_t object);
   void CopyTickDirtyToPing();                         // pingpong, at the boundary
   Job MakeJob(uint64_t tick);                         // at the boundary, writer idle
-  void WriterMain();
-  core::Status RunJob(Job* job);                      // writer thread
-  core::Status WriteSet(Job* job, const std::vector<uint64_t>& set, core::Status s);  // writer
+  void WriterMain() EXCLUDES(mu_);
+  core::Status RunJob(Job* job) EXCLUDES(mu_);        // writer thread
+  core::Status WriteSet(Job* job, const std::vector<uint64_t>& set, core::Status s)
+      EXCLUDES(mu_);                                  // writer thread
   void ReadObjectForWriter(uint64_t i, char* dst);    // writer thread: value as of job tick
 
   const CheckpointOptions options_;
@@ -155,15 +156,15 @@ class Checkpointer {
   std::chrono::steady_clock::time_point last_start_{};
   std::vector<char> staging_;           // writer thread: cou objects on their way to disk
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::unique_ptr<Job> job_;  // GUARDED_BY(mu_): set by TickBoundary, cleared by the writer
-  bool busy_ = false;         // GUARDED_BY(mu_): a job is queued or running
-  bool stop_ = false;         // GUARDED_BY(mu_)
-  core::Status error_;        // GUARDED_BY(mu_)
-  CheckpointStats stats_;     // GUARDED_BY(mu_)
-  uint64_t committed_tick_[2] = {0, 0};  // GUARDED_BY(mu_)
-  bool committed_valid_[2] = {false, false};  // GUARDED_BY(mu_)
+  mutable core::Mutex mu_;
+  core::CondVar cv_;
+  std::unique_ptr<Job> job_ GUARDED_BY(mu_);  // set by TickBoundary, cleared by the writer
+  bool busy_ GUARDED_BY(mu_) = false;         // a job is queued or running
+  bool stop_ GUARDED_BY(mu_) = false;
+  core::Status error_ GUARDED_BY(mu_);
+  CheckpointStats stats_ GUARDED_BY(mu_);
+  uint64_t committed_tick_[2] GUARDED_BY(mu_) = {0, 0};
+  bool committed_valid_[2] GUARDED_BY(mu_) = {false, false};
 
   BackupWriter backup_writer_;  // writer thread only
   std::thread writer_;

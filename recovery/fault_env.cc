@@ -40,21 +40,22 @@ std::string StripSlash(std::string dir) {
 class FaultEnv::FaultFile final : public File {
  public:
   FaultFile(FaultEnv* env, std::shared_ptr<Inode> inode, std::string path, bool writable)
+      REQUIRES(env->mu_)
       : env_(env), inode_(std::move(inode)), path_(std::move(path)), writable_(writable),
         generation_(env->generation_) {}
 
   core::Status Append(std::string_view data) override {
-    std::lock_guard lock(env_->mu_);
+    core::MutexLock lock(&env_->mu_);
     if (core::Status s = Check(kOpWrite); !s.ok()) return s;
     return WriteLocked(inode_->live.size(), data);
   }
   core::Status PWrite(uint64_t offset, std::string_view data) override {
-    std::lock_guard lock(env_->mu_);
+    core::MutexLock lock(&env_->mu_);
     if (core::Status s = Check(kOpWrite); !s.ok()) return s;
     return WriteLocked(offset, data);
   }
   core::Status Read(uint64_t offset, size_t n, std::string* out) override {
-    std::lock_guard lock(env_->mu_);
+    core::MutexLock lock(&env_->mu_);
     if (core::Status s = Check(kOpRead); !s.ok()) return s;
     out->clear();
     if (offset < inode_->live.size()) {
@@ -65,7 +66,7 @@ class FaultEnv::FaultFile final : public File {
   core::Status Sync() override { return SyncLocked(); }
   core::Status DataSync() override { return SyncLocked(); }
   core::Status Truncate(uint64_t size) override {
-    std::lock_guard lock(env_->mu_);
+    core::MutexLock lock(&env_->mu_);
     if (core::Status s = Check(kOpTruncate); !s.ok()) return s;
     if (!writable_) return core::Status::IoError("truncate " + path_ + ": opened read-only");
     inode_->live.resize(size, '\0');
@@ -73,7 +74,7 @@ class FaultEnv::FaultFile final : public File {
     return core::Status::OK();
   }
   core::Status Size(uint64_t* size) override {
-    std::lock_guard lock(env_->mu_);
+    core::MutexLock lock(&env_->mu_);
     if (env_->generation_ != generation_) return Dead("fstat");
     *size = inode_->live.size();
     return core::Status::OK();
@@ -84,11 +85,11 @@ class FaultEnv::FaultFile final : public File {
   core::Status Dead(const char* op) const {
     return core::Status::IoError(std::string(op) + " " + path_ + ": handle from before crash");
   }
-  core::Status Check(uint32_t op) {  // requires env_->mu_
+  core::Status Check(uint32_t op) REQUIRES(env_->mu_) {
     if (env_->generation_ != generation_) return Dead("file op");
     return env_->MaybeFail(op, path_);
   }
-  core::Status WriteLocked(uint64_t offset, std::string_view data) {
+  core::Status WriteLocked(uint64_t offset, std::string_view data) REQUIRES(env_->mu_) {
     if (!writable_) return core::Status::IoError("write " + path_ + ": opened read-only");
     uint64_t end = offset + data.size();
     if (env_->space_limit_ != 0 && end > inode_->live.size() &&
@@ -100,8 +101,8 @@ class FaultEnv::FaultFile final : public File {
     inode_->pending.push_back({false, offset, std::string(data)});
     return core::Status::OK();
   }
-  core::Status SyncLocked() {
-    std::lock_guard lock(env_->mu_);
+  core::Status SyncLocked() EXCLUDES(env_->mu_) {
+    core::MutexLock lock(&env_->mu_);
     if (core::Status s = Check(kOpSync); !s.ok()) return s;
     inode_->durable = inode_->live;
     inode_->pending.clear();
@@ -143,7 +144,7 @@ uint64_t FaultEnv::LiveBytes() const {
 }
 
 core::Status FaultEnv::Open(const std::string& path, OpenMode mode, std::unique_ptr<File>* file) {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(&mu_);
   if (core::Status s = MaybeFail(kOpOpen, path); !s.ok()) return s;
   auto it = live_names_.find(path);
   bool create = mode == OpenMode::kCreate || mode == OpenMode::kCreateTrunc;
@@ -159,7 +160,7 @@ core::Status FaultEnv::Open(const std::string& path, OpenMode mode, std::unique_
 }
 
 core::Status FaultEnv::Rename(const std::string& from, const std::string& to) {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(&mu_);
   if (core::Status s = MaybeFail(kOpRename, from); !s.ok()) return s;
   auto it = live_names_.find(from);
   if (it == live_names_.end()) return core::Status::NotFound("rename " + from + ": no such file");
@@ -170,14 +171,14 @@ core::Status FaultEnv::Rename(const std::string& from, const std::string& to) {
 }
 
 core::Status FaultEnv::Unlink(const std::string& path) {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(&mu_);
   if (core::Status s = MaybeFail(kOpUnlink, path); !s.ok()) return s;
   if (live_names_.erase(path) == 0) return core::Status::NotFound("unlink " + path + ": no such file");
   return core::Status::OK();
 }
 
 core::Status FaultEnv::ListDir(const std::string& dir, std::vector<std::string>* names) {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(&mu_);
   if (core::Status s = MaybeFail(kOpList, dir); !s.ok()) return s;
   names->clear();
   std::string d = StripSlash(dir);
@@ -188,7 +189,7 @@ core::Status FaultEnv::ListDir(const std::string& dir, std::vector<std::string>*
 }
 
 core::Status FaultEnv::SyncDir(const std::string& dir) {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(&mu_);
   if (core::Status s = MaybeFail(kOpSyncDir, dir); !s.ok()) return s;
   std::string d = StripSlash(dir);
   std::erase_if(durable_names_, [&](const auto& e) { return ParentDir(e.first) == d; });
@@ -201,28 +202,28 @@ core::Status FaultEnv::SyncDir(const std::string& dir) {
 core::Status FaultEnv::CreateDir(const std::string&) { return core::Status::OK(); }
 
 bool FaultEnv::FileExists(const std::string& path) {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(&mu_);
   return live_names_.count(path) != 0;
 }
 
 void FaultEnv::CrashInode(Inode* inode, CrashMode mode) {
   std::string content = inode->durable;
   const size_t n = inode->pending.size();
-  auto apply = [&](const Inode::Pending& p, bool torn) {
+  auto apply = [&content](const Inode::Pending& p, bool torn, std::mt19937_64& rng) {
     if (p.truncate) {
       content.resize(p.offset, '\0');
       return;
     }
     size_t len = p.data.size();
-    if (torn && len > 0) len = std::uniform_int_distribution<size_t>(0, len - 1)(rng_);
+    if (torn && len > 0) len = std::uniform_int_distribution<size_t>(0, len - 1)(rng);
     ApplyWrite(&content, p.offset, std::string_view(p.data).substr(0, len));
   };
   switch (mode) {
     case CrashMode::kDropUnsynced: break;
     case CrashMode::kKeepPrefix: {
       size_t k = std::uniform_int_distribution<size_t>(0, n)(rng_);
-      for (size_t i = 0; i < k && i < n; ++i) apply(inode->pending[i], false);
-      if (k < n) apply(inode->pending[k], true);
+      for (size_t i = 0; i < k && i < n; ++i) apply(inode->pending[i], false, rng_);
+      if (k < n) apply(inode->pending[k], true, rng_);
       break;
     }
     case CrashMode::kReorder: {
@@ -231,21 +232,21 @@ void FaultEnv::CrashInode(Inode* inode, CrashMode mode) {
       std::shuffle(order.begin(), order.end(), rng_);
       for (size_t i : order) {
         uint64_t r = rng_();
-        if (r % 2 == 0) apply(inode->pending[i], (r >> 8) % 4 == 0);
+        if (r % 2 == 0) apply(inode->pending[i], (r >> 8) % 4 == 0, rng_);
       }
       break;
     }
     case CrashMode::kGarble: {
       for (const Inode::Pending& p : inode->pending) {
         if (p.truncate || p.data.empty()) {
-          apply(p, false);
+          apply(p, false, rng_);
           continue;
         }
         Inode::Pending g = p;
         size_t at = std::uniform_int_distribution<size_t>(0, g.data.size() - 1)(rng_);
         size_t len = std::min<size_t>(g.data.size() - at, 1 + rng_() % 64);
         for (size_t i = at; i < at + len; ++i) g.data[i] = static_cast<char>(g.data[i] ^ (1 + rng_() % 255));
-        apply(g, false);
+        apply(g, false, rng_);
       }
       break;
     }
@@ -256,7 +257,7 @@ void FaultEnv::CrashInode(Inode* inode, CrashMode mode) {
 }
 
 void FaultEnv::Crash(CrashMode mode) {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(&mu_);
   ++generation_;
   for (auto& [path, inode] : durable_names_) {
     if (!inode->pending.empty()) CrashInode(inode.get(), mode);
@@ -266,23 +267,23 @@ void FaultEnv::Crash(CrashMode mode) {
 
 void FaultEnv::InjectFault(uint32_t op_mask, core::Status error, int skip, int count,
                            std::string path_part) {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(&mu_);
   faults_.push_back({op_mask, std::move(error), skip, count, std::move(path_part)});
 }
 
 void FaultEnv::SetSpaceLimit(uint64_t limit_bytes) {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(&mu_);
   space_limit_ = limit_bytes;
 }
 
 void FaultEnv::ClearFaults() {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(&mu_);
   faults_.clear();
   space_limit_ = 0;
 }
 
 bool FaultEnv::GetFile(const std::string& path, std::string* contents) {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(&mu_);
   auto it = live_names_.find(path);
   if (it == live_names_.end()) return false;
   *contents = it->second->live;
@@ -290,7 +291,7 @@ bool FaultEnv::GetFile(const std::string& path, std::string* contents) {
 }
 
 void FaultEnv::PutFile(const std::string& path, const std::string& contents) {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(&mu_);
   auto inode = std::make_shared<Inode>();
   inode->durable = inode->live = contents;
   live_names_[path] = inode;
@@ -298,7 +299,7 @@ void FaultEnv::PutFile(const std::string& path, const std::string& contents) {
 }
 
 int FaultEnv::injected_failures() const {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(&mu_);
   return injected_failures_;
 }
 

@@ -8,12 +8,13 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "recovery/env.h"
+#include "server/core/mutex.h"
+#include "server/core/thread_annotations.h"
 
 namespace recovery {
 
@@ -73,18 +74,19 @@ class FaultEnv final : public Env {
     std::string path_part;
   };
 
-  core::Status MaybeFail(uint32_t op, const std::string& path);  // requires mu_
-  uint64_t LiveBytes() const;                                    // requires mu_
-  void CrashInode(Inode* inode, CrashMode mode);                 // requires mu_
+  core::Status MaybeFail(uint32_t op, const std::string& path) REQUIRES(mu_);
+  uint64_t LiveBytes() const REQUIRES(mu_);
+  void CrashInode(Inode* inode, CrashMode mode) REQUIRES(mu_);
 
-  mutable std::mutex mu_;
-  std::mt19937_64 rng_;
-  uint64_t generation_ = 0;  // bumped by Crash(): handles from older generations are dead
-  std::map<std::string, std::shared_ptr<Inode>> live_names_;
-  std::map<std::string, std::shared_ptr<Inode>> durable_names_;
-  std::vector<Fault> faults_;
-  uint64_t space_limit_ = 0;
-  int injected_failures_ = 0;
+  // Also guards every Inode's contents (reached only through the maps below or a FaultFile).
+  mutable core::Mutex mu_;
+  std::mt19937_64 rng_ GUARDED_BY(mu_);
+  uint64_t generation_ GUARDED_BY(mu_) = 0;  // bumped by Crash(): handles from older generations are dead
+  std::map<std::string, std::shared_ptr<Inode>> live_names_ GUARDED_BY(mu_);
+  std::map<std::string, std::shared_ptr<Inode>> durable_names_ GUARDED_BY(mu_);
+  std::vector<Fault> faults_ GUARDED_BY(mu_);
+  uint64_t space_limit_ GUARDED_BY(mu_) = 0;
+  int injected_failures_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace recovery

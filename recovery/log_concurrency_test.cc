@@ -28,7 +28,7 @@ TEST_CASE("log sync mode with concurrent waiters: every wait returns once its ti
   LogOptions o;
   o.env = &env;
   o.dir = "/db";
-  o.durability = Durability::kSync;
+  o.sync_mode = SyncMode::kSync;
   o.next_tick = 1;
   o.segment_bytes = 2000;  // rotations under the waiters
   std::unique_ptr<LogWriter> log;

@@ -18,12 +18,12 @@ const std::string kDir = "/db";
 
 std::string PayloadOf(uint64_t tick) { return std::string(tick % 23, static_cast<char>('a' + tick % 26)); }
 
-std::unique_ptr<LogWriter> OpenLog(Env* env, Durability d, uint64_t next_tick = 1,
+std::unique_ptr<LogWriter> OpenLog(Env* env, SyncMode d, uint64_t next_tick = 1,
                                    uint64_t segment_bytes = 64ull << 20) {
   LogOptions o;
   o.env = env;
   o.dir = kDir;
-  o.durability = d;
+  o.sync_mode = d;
   o.next_tick = next_tick;
   o.segment_bytes = segment_bytes;
   o.async_flush_ms = 1;
@@ -53,7 +53,7 @@ core::Status Scan(Env* env, std::map<uint64_t, std::string>* out, LogScanReport*
 
 TEST_CASE("log round trip across rotated segments with group commit", "[log]") {
   FaultEnv env;
-  auto log = OpenLog(&env, Durability::kSync, 1, /*segment_bytes=*/300);
+  auto log = OpenLog(&env, SyncMode::kSync, 1, /*segment_bytes=*/300);
   AppendTicks(log.get(), 1, 200);
   REQUIRE(log->WaitDurable(200).ok());
   CHECK(log->IsDurable(200));
@@ -78,7 +78,7 @@ TEST_CASE("log round trip across rotated segments with group commit", "[log]") {
 TEST_CASE("log sync mode: every tick acknowledged as durable survives a crash", "[log][fault]") {
   for (auto mode : {FaultEnv::CrashMode::kDropUnsynced, FaultEnv::CrashMode::kKeepPrefix}) {
     FaultEnv env(7);
-    auto log = OpenLog(&env, Durability::kSync, 1, 400);
+    auto log = OpenLog(&env, SyncMode::kSync, 1, 400);
     AppendTicks(log.get(), 1, 60);
     REQUIRE(log->WaitDurable(40).ok());
     uint64_t acked = log->durable_tick();
@@ -95,7 +95,7 @@ TEST_CASE("log sync mode: every tick acknowledged as durable survives a crash", 
 TEST_CASE("log async mode syncs on its timer and on Flush, and off mode never syncs", "[log]") {
   FaultEnv env;
   {
-    auto log = OpenLog(&env, Durability::kAsync);
+    auto log = OpenLog(&env, SyncMode::kAsync);
     AppendTicks(log.get(), 1, 30);
     REQUIRE(log->Flush().ok());
     CHECK(log->durable_tick() == 30);
@@ -108,7 +108,7 @@ TEST_CASE("log async mode syncs on its timer and on Flush, and off mode never sy
   CHECK(got.size() == 30);
 
   FaultEnv env2;
-  auto log = OpenLog(&env2, Durability::kOff);
+  auto log = OpenLog(&env2, SyncMode::kOff);
   AppendTicks(log.get(), 1, 30);
   REQUIRE(log->WaitDurable(30).ok());  // handed to the OS
   REQUIRE(log->Close().ok());
@@ -120,7 +120,7 @@ TEST_CASE("log async mode syncs on its timer and on Flush, and off mode never sy
 
 TEST_CASE("log torn tail at every byte offset of the last record is cut, once", "[log][fault]") {
   FaultEnv base;
-  auto log = OpenLog(&base, Durability::kSync);
+  auto log = OpenLog(&base, SyncMode::kSync);
   AppendTicks(log.get(), 1, 9);
   REQUIRE(log->Close().ok());
   const std::string file = JoinPath(kDir, log_format::SegmentFileName(1));
@@ -155,7 +155,7 @@ TEST_CASE("log torn tail at every byte offset of the last record is cut, once", 
 
 TEST_CASE("log damage in the middle is Corruption naming file, offset and the tool", "[log][fault]") {
   FaultEnv base;
-  auto log = OpenLog(&base, Durability::kSync);
+  auto log = OpenLog(&base, SyncMode::kSync);
   AppendTicks(log.get(), 1, 9);
   REQUIRE(log->Close().ok());
   const std::string name = log_format::SegmentFileName(1);
@@ -185,7 +185,7 @@ TEST_CASE("log damage in the middle is Corruption naming file, offset and the to
 
 TEST_CASE("log damage at the end of an older segment is Corruption, not a torn tail", "[log][fault]") {
   FaultEnv env;
-  auto log = OpenLog(&env, Durability::kSync, 1, 200);
+  auto log = OpenLog(&env, SyncMode::kSync, 1, 200);
   AppendTicks(log.get(), 1, 40);
   REQUIRE(log->Close().ok());
   const std::string first = JoinPath(kDir, log_format::SegmentFileName(1));
@@ -201,7 +201,7 @@ TEST_CASE("log damage at the end of an older segment is Corruption, not a torn t
 
 TEST_CASE("log segments are deleted only when the older backup covers them", "[log]") {
   FaultEnv env;
-  auto log = OpenLog(&env, Durability::kSync, 1, 200);
+  auto log = OpenLog(&env, SyncMode::kSync, 1, 200);
   AppendTicks(log.get(), 1, 100);
   REQUIRE(log->WaitDurable(100).ok());
   std::vector<std::string> before;
@@ -228,7 +228,7 @@ TEST_CASE("log segments are deleted only when the older backup covers them", "[l
 
 TEST_CASE("log fsync failure surfaces and is sticky", "[log][fault]") {
   FaultEnv env;
-  auto log = OpenLog(&env, Durability::kSync);
+  auto log = OpenLog(&env, SyncMode::kSync);
   AppendTicks(log.get(), 1, 5);
   REQUIRE(log->WaitDurable(5).ok());
   env.InjectFault(FaultEnv::kOpSync, core::Status::IoError("EIO (injected)"), 0, 1, ".aslog");
@@ -245,7 +245,7 @@ TEST_CASE("log fsync failure surfaces and is sticky", "[log][fault]") {
 
 TEST_CASE("log ENOSPC: clear error, acknowledged ticks survive", "[log][fault]") {
   FaultEnv env;
-  auto log = OpenLog(&env, Durability::kSync);
+  auto log = OpenLog(&env, SyncMode::kSync);
   env.SetSpaceLimit(2000);
   core::Status s;
   uint64_t t = 1;
@@ -269,13 +269,13 @@ TEST_CASE("log ENOSPC: clear error, acknowledged ticks survive", "[log][fault]")
 TEST_CASE("log refuses out-of-order ticks and reports gaps between segments", "[log]") {
   FaultEnv env;
   {
-    auto log = OpenLog(&env, Durability::kSync, 1);
+    auto log = OpenLog(&env, SyncMode::kSync, 1);
     AppendTicks(log.get(), 1, 5);
     CHECK(log->Append(7, "skip").code() == core::Status::Code::kInvalidArgument);
     REQUIRE(log->Close().ok());
   }
   {
-    auto log = OpenLog(&env, Durability::kSync, 8);  // e.g. a checkpoint at tick 7 was newer
+    auto log = OpenLog(&env, SyncMode::kSync, 8);  // e.g. a checkpoint at tick 7 was newer
     AppendTicks(log.get(), 8, 10);
     REQUIRE(log->Close().ok());
   }

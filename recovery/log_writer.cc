@@ -15,20 +15,20 @@ namespace recovery {
 
 namespace lf = log_format;
 
-core::Status ParseDurability(std::string_view name, Durability* out) {
-  if (name == "sync") *out = Durability::kSync;
-  else if (name == "async") *out = Durability::kAsync;
-  else if (name == "off") *out = Durability::kOff;
+core::Status ParseSyncMode(std::string_view name, SyncMode* out) {
+  if (name == "sync") *out = SyncMode::kSync;
+  else if (name == "async") *out = SyncMode::kAsync;
+  else if (name == "off") *out = SyncMode::kOff;
   else return core::Status::InvalidArgument("durability must be sync, async or off, not '" +
                                             std::string(name) + "'");
   return core::Status::OK();
 }
 
-const char* DurabilityName(Durability d) {
+const char* SyncModeName(SyncMode d) {
   switch (d) {
-    case Durability::kSync: return "sync";
-    case Durability::kAsync: return "async";
-    case Durability::kOff: return "off";
+    case SyncMode::kSync: return "sync";
+    case SyncMode::kAsync: return "async";
+    case SyncMode::kOff: return "off";
   }
   return "?";
 }
@@ -55,10 +55,14 @@ core::Status LogWriter::Open(const LogOptions& options, std::unique_ptr<LogWrite
         crc32c::Unmask(DecodeFixed32(header.data() + 28)) == crc32c::Value(header.data(), 28)) {
       seg = {DecodeFixed64(header.data() + 16), true};
     }
+    core::MutexLock lock(&log->mu_);  // no other thread yet: for the analysis
     log->segments_[number] = seg;
   }
-  log->last_appended_ = options.next_tick - 1;
-  log->durable_tick_ = options.next_tick - 1;
+  {
+    core::MutexLock lock(&log->mu_);
+    log->last_appended_ = options.next_tick - 1;
+    log->durable_tick_ = options.next_tick - 1;
+  }
   if (core::Status s = log->OpenSegment(max_number + 1, options.next_tick); !s.ok()) return s;
   log->thread_ = std::thread([l = log.get()] { l->ThreadMain(); });
   *out = std::move(log);
@@ -78,14 +82,14 @@ core::Status LogWriter::OpenSegment(uint64_t number, uint64_t first_tick) {
   EncodeFixed64(header + 16, first_tick);
   EncodeFixed32(header + 28, crc32c::Mask(crc32c::Value(header, 28)));
   if (core::Status s = f->Append(std::string_view(header, sizeof(header))); !s.ok()) return s;
-  if (options_.durability != Durability::kOff) {
+  if (options_.sync_mode != SyncMode::kOff) {
     // The file and its directory entry must be durable before records in it are acknowledged.
     if (core::Status s = f->Sync(); !s.ok()) return s;
     if (core::Status s = options_.env->SyncDir(options_.dir); !s.ok()) return s;
   }
   active_ = std::move(f);
   active_size_ = lf::kSegmentHeaderSize;
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(&mu_);
   segments_[number] = {first_tick, true};
   active_number_ = number;
   ++stats_.segments_created;
@@ -103,7 +107,7 @@ core::Status LogWriter::Append(uint64_t tick, std::string_view payload) {
   rec.append(payload);
   uint32_t crc = crc32c::Value(rec.data() + 4, rec.size() - 4);
   EncodeFixed32(rec.data(), crc32c::Mask(crc));
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(&mu_);
   if (!error_.ok()) return error_;
   if (closing_) return core::Status::Refused("log: append after Close");
   if (tick != last_appended_ + 1) {
@@ -112,17 +116,17 @@ core::Status LogWriter::Append(uint64_t tick, std::string_view payload) {
   }
   last_appended_ = tick;
   queue_.push_back({tick, std::move(rec)});
-  work_cv_.notify_one();
+  work_cv_.Signal();
   return core::Status::OK();
 }
 
 uint64_t LogWriter::durable_tick() const {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(&mu_);
   return durable_tick_;
 }
 
 core::Status LogWriter::WaitDurable(uint64_t tick) {
-  std::unique_lock lock(mu_);
+  core::MutexLock lock(&mu_);
   if (tick > last_appended_) {
     return core::Status::InvalidArgument("log: WaitDurable(" + std::to_string(tick) +
                                          ") before that tick was appended");
@@ -133,70 +137,72 @@ core::Status LogWriter::WaitDurable(uint64_t tick) {
     // Leader in sync mode: the tick is queued and nobody is writing, so write and sync it here
     // rather than wait for the log thread to be scheduled (on a busy machine that wait is
     // longer than the fdatasync).
-    if (options_.durability == Durability::kSync && !writing_ && !queue_.empty()) {
-      if (!WriteQueued(lock)) return error_;
+    if (options_.sync_mode == SyncMode::kSync && !writing_ && !queue_.empty()) {
+      if (!WriteQueued()) return error_;
       continue;
     }
-    durable_cv_.wait(lock);
+    durable_cv_.Wait(&mu_);
   }
 }
 
 core::Status LogWriter::Flush() {
-  std::unique_lock lock(mu_);
+  core::MutexLock lock(&mu_);
   uint64_t target = last_appended_;
   flush_requested_ = std::max(flush_requested_, target);
-  work_cv_.notify_one();
-  durable_cv_.wait(lock, [&] { return durable_tick_ >= target || !error_.ok(); });
+  work_cv_.Signal();
+  while (!(durable_tick_ >= target || !error_.ok())) durable_cv_.Wait(&mu_);
   return durable_tick_ >= target ? core::Status::OK() : error_;
 }
 
 core::Status LogWriter::status() const {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(&mu_);
   return error_;
 }
 
 LogWriter::Stats LogWriter::stats() const {
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(&mu_);
   return stats_;
 }
 
 void LogWriter::ThreadMain() {
   for (;;) {
-    std::unique_lock lock(mu_);
-    if (options_.durability == Durability::kAsync) {
-      work_cv_.wait_for(lock, std::chrono::milliseconds(options_.async_flush_ms), [&] {
-        return closing_ || (flush_requested_ > durable_tick_ && !writing_);
-      });
+    core::MutexLock lock(&mu_);
+    if (options_.sync_mode == SyncMode::kAsync) {
+      // Until asked to, or every async_flush_ms: then whatever is queued is written below.
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(options_.async_flush_ms);
+      while (!(closing_ || (flush_requested_ > durable_tick_ && !writing_))) {
+        if (!work_cv_.WaitUntil(&mu_, deadline)) break;
+      }
     } else {
-      work_cv_.wait(lock, [&] { return closing_ || (!queue_.empty() && !writing_); });
+      while (!(closing_ || (!queue_.empty() && !writing_))) work_cv_.Wait(&mu_);
     }
     if (!error_.ok()) return;
     if (closing_) {
-      work_cv_.wait(lock, [&] { return !writing_; });  // a leader may still be writing
+      while (writing_) work_cv_.Wait(&mu_);  // a leader may still be writing
       if (queue_.empty() || !error_.ok()) return;
     }
     if (writing_ || queue_.empty()) continue;
-    if (!WriteQueued(lock)) return;
+    if (!WriteQueued()) return;
   }
 }
 
-bool LogWriter::WriteQueued(std::unique_lock<std::mutex>& lock) {
+bool LogWriter::WriteQueued() {
   writing_ = true;
   batch_.clear();
   batch_.swap(queue_);  // queue_ gets the previous batch's (cleared) capacity
-  lock.unlock();
-  const core::Status s = WriteBatch(&batch_, options_.durability != Durability::kOff);
-  lock.lock();
+  mu_.Unlock();
+  const core::Status s = WriteBatch(&batch_, options_.sync_mode != SyncMode::kOff);
+  mu_.Lock();
   writing_ = false;
-  work_cv_.notify_all();
+  work_cv_.SignalAll();
   if (!s.ok()) {
     if (error_.ok()) error_ = s;
-    durable_cv_.notify_all();
+    durable_cv_.SignalAll();
     return false;
   }
   durable_tick_ = batch_.back().tick;
   ++stats_.batches;
-  durable_cv_.notify_all();
+  durable_cv_.SignalAll();
   return true;
 }
 
@@ -225,7 +231,7 @@ core::Status LogWriter::WriteBatch(std::vector<Pending>* batch, bool sync) {
       if (core::Status s = flush(); !s.ok()) return s;
       uint64_t number;
       {
-        std::lock_guard lock(mu_);
+        core::MutexLock lock(&mu_);
         number = active_number_ + 1;
       }
       if (core::Status s = OpenSegment(number, p.tick); !s.ok()) return s;
@@ -235,7 +241,7 @@ core::Status LogWriter::WriteBatch(std::vector<Pending>* batch, bool sync) {
     bytes += p.bytes.size();
   }
   core::Status s = flush();
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(&mu_);
   stats_.records += records;
   stats_.bytes += bytes;
   stats_.syncs += syncs;
@@ -246,7 +252,7 @@ core::Status LogWriter::WriteBatch(std::vector<Pending>* batch, bool sync) {
 core::Status LogWriter::RemoveObsoleteSegments(uint64_t oldest_checkpoint_tick) {
   std::vector<uint64_t> doomed;
   {
-    std::lock_guard lock(mu_);
+    core::MutexLock lock(&mu_);
     for (auto it = segments_.begin(); it != segments_.end(); ++it) {
       auto next = std::next(it);
       if (next == segments_.end() || it->first == active_number_) break;
@@ -261,7 +267,7 @@ core::Status LogWriter::RemoveObsoleteSegments(uint64_t oldest_checkpoint_tick) 
     core::Status s = options_.env->Unlink(JoinPath(options_.dir, lf::SegmentFileName(n)));
     if (!s.ok() && s.code() != core::Status::Code::kNotFound) return s;
   }
-  if (!doomed.empty() && options_.durability != Durability::kOff) {
+  if (!doomed.empty() && options_.sync_mode != SyncMode::kOff) {
     return options_.env->SyncDir(options_.dir);
   }
   return core::Status::OK();
@@ -271,16 +277,16 @@ core::Status LogWriter::Close() {
   if (closed_) return status();
   closed_ = true;
   {
-    std::lock_guard lock(mu_);
+    core::MutexLock lock(&mu_);
     closing_ = true;
-    work_cv_.notify_all();
+    work_cv_.SignalAll();
   }
   if (thread_.joinable()) thread_.join();
-  std::lock_guard lock(mu_);
+  core::MutexLock lock(&mu_);
   if (error_.ok() && durable_tick_ < last_appended_) {
     error_ = core::Status::IoError("log: closed with unwritten records");
   }
-  durable_cv_.notify_all();
+  durable_cv_.SignalAll();
   return error_;
 }
 

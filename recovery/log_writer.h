@@ -8,30 +8,30 @@
 //           durable_tick() then means "handed to the OS".
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
 #include "recovery/env.h"
+#include "server/core/mutex.h"
 #include "server/core/status.h"
+#include "server/core/thread_annotations.h"
 
 namespace recovery {
 
-enum class Durability { kSync, kAsync, kOff };
+enum class SyncMode { kSync, kAsync, kOff };
 // "sync" | "async" | "off".
-core::Status ParseDurability(std::string_view name, Durability* out);
-const char* DurabilityName(Durability d);
+core::Status ParseSyncMode(std::string_view name, SyncMode* out);
+const char* SyncModeName(SyncMode d);
 
 struct LogOptions {
   Env* env = Env::Posix();
   std::string dir;                          // must exist; segments are created inside
-  Durability durability = Durability::kSync;
+  SyncMode sync_mode = SyncMode::kSync;
   int async_flush_ms = 10;                  // kAsync: interval between fdatasyncs
   uint64_t segment_bytes = 64ull << 20;     // rotate to a new segment past this size
   uint64_t next_tick = 1;                   // tick of the first record Append will accept
@@ -93,28 +93,28 @@ class LogWriter {
   };
 
   explicit LogWriter(const LogOptions& options);
-  core::Status OpenSegment(uint64_t number, uint64_t first_tick);  // log thread / Open only
-  core::Status WriteBatch(std::vector<Pending>* batch, bool sync);  // the writer only
-  // Becomes the writer (lock held, !writing_, queue not empty): writes and syncs the queue with
-  // mu_ released, then publishes durable_tick_ or the error. False on error.
-  bool WriteQueued(std::unique_lock<std::mutex>& lock);
-  void ThreadMain();
+  core::Status OpenSegment(uint64_t number, uint64_t first_tick) EXCLUDES(mu_);  // log thread / Open only
+  core::Status WriteBatch(std::vector<Pending>* batch, bool sync) EXCLUDES(mu_);  // the writer only
+  // Becomes the writer (!writing_, queue not empty): writes and syncs the queue with mu_
+  // released, then publishes durable_tick_ or the error. False on error.
+  bool WriteQueued() REQUIRES(mu_);
+  void ThreadMain() EXCLUDES(mu_);
 
   const LogOptions options_;
 
-  mutable std::mutex mu_;
-  std::condition_variable work_cv_;
-  std::condition_variable durable_cv_;
-  std::vector<Pending> queue_;     // GUARDED_BY(mu_)
-  uint64_t last_appended_ = 0;     // GUARDED_BY(mu_)
-  uint64_t durable_tick_ = 0;      // GUARDED_BY(mu_)
-  uint64_t flush_requested_ = 0;   // GUARDED_BY(mu_): tick up to which a Flush wants a sync
-  bool closing_ = false;           // GUARDED_BY(mu_)
-  bool writing_ = false;           // GUARDED_BY(mu_): a thread owns the writer state below
-  core::Status error_;             // GUARDED_BY(mu_)
-  Stats stats_;                    // GUARDED_BY(mu_)
-  std::map<uint64_t, Segment> segments_;  // GUARDED_BY(mu_): every segment file in dir
-  uint64_t active_number_ = 0;            // GUARDED_BY(mu_)
+  mutable core::Mutex mu_;
+  core::CondVar work_cv_;
+  core::CondVar durable_cv_;
+  std::vector<Pending> queue_ GUARDED_BY(mu_);
+  uint64_t last_appended_ GUARDED_BY(mu_) = 0;
+  uint64_t durable_tick_ GUARDED_BY(mu_) = 0;
+  uint64_t flush_requested_ GUARDED_BY(mu_) = 0;  // tick up to which a Flush wants a sync
+  bool closing_ GUARDED_BY(mu_) = false;
+  bool writing_ GUARDED_BY(mu_) = false;  // a thread owns the writer state below
+  core::Status error_ GUARDED_BY(mu_);
+  Stats stats_ GUARDED_BY(mu_);
+  std::map<uint64_t, Segment> segments_ GUARDED_BY(mu_);  // every segment file in dir
+  uint64_t active_number_ GUARDED_BY(mu_) = 0;
 
   // Writer state: owned by the thread that set writing_ (the log thread or a WaitDurable
   // leader), and by Open before the log thread starts.

@@ -26,7 +26,7 @@ struct Harness {
   static constexpr uint32_t kSize = 64;
   static constexpr int kUpdates = 20;
 
-  Harness(Algorithm a, Durability d, uint64_t s) : algorithm(a), durability(d), seed(s), env(s) {}
+  Harness(Algorithm a, SyncMode d, uint64_t s) : algorithm(a), durability(d), seed(s), env(s) {}
 
   core::Status Recover(RecoveryReport* report) {
     state = SyntheticState(kObjects, kSize);  // a fresh process starts from the initial state
@@ -47,7 +47,7 @@ struct Harness {
     LogOptions lo;
     lo.env = &env;
     lo.dir = "/db";
-    lo.durability = durability;
+    lo.sync_mode = durability;
     lo.async_flush_ms = 1;
     lo.segment_bytes = segment_bytes;
     lo.next_tick = tick + 1;
@@ -68,7 +68,7 @@ struct Harness {
     REQUIRE(log->Append(tick, payload).ok());
     state.Apply(tick, payload, ckpt.get());
     REQUIRE(ckpt->TickBoundary(tick).ok());
-    if (durability == Durability::kSync) REQUIRE(log->WaitDurable(tick).ok());
+    if (durability == SyncMode::kSync) REQUIRE(log->WaitDurable(tick).ok());
   }
 
   void Stop() {
@@ -91,7 +91,7 @@ struct Harness {
   }
 
   Algorithm algorithm;
-  Durability durability;
+  SyncMode durability;
   uint64_t seed;
   FaultEnv env;
   SyntheticState state{kObjects, kSize};
@@ -136,7 +136,7 @@ void FlipByte(FaultEnv* env, const std::string& path, size_t offset) {
 
 TEST_CASE("recovery falls back to the older backup and replays from its tick", "[recover][fault]") {
   for (Algorithm a : {Algorithm::kNaive, Algorithm::kCou, Algorithm::kPingPong}) {
-    Harness h(a, Durability::kSync, 3);
+    Harness h(a, SyncMode::kSync, 3);
     uint64_t older, newer;
     RunWithTwoBackups(&h, 7, &older, &newer);
     REQUIRE(older < newer);
@@ -164,7 +164,7 @@ TEST_CASE("recovery falls back to the older backup and replays from its tick", "
 }
 
 TEST_CASE("recovery with no valid backup replays the whole log from the initial state", "[recover]") {
-  Harness h(Algorithm::kNone, Durability::kSync, 4);
+  Harness h(Algorithm::kNone, SyncMode::kSync, 4);
   RecoveryReport r;
   REQUIRE(h.Recover(&r).ok());
   CHECK(r.last_tick == 0);
@@ -178,7 +178,7 @@ TEST_CASE("recovery with no valid backup replays the whole log from the initial 
 }
 
 TEST_CASE("recovery reports a log that no checkpoint can bridge", "[recover][fault]") {
-  Harness h(Algorithm::kCou, Durability::kSync, 5);
+  Harness h(Algorithm::kCou, SyncMode::kSync, 5);
   uint64_t older, newer;
   RunWithTwoBackups(&h, 3, &older, &newer);
   REQUIRE(older >= 31);  // so the first segments (ticks 1..~15) are gone
@@ -192,7 +192,7 @@ TEST_CASE("recovery reports a log that no checkpoint can bridge", "[recover][fau
 }
 
 TEST_CASE("interrupted recovery can be run again", "[recover][fault]") {
-  Harness h(Algorithm::kCou, Durability::kSync, 6);
+  Harness h(Algorithm::kCou, SyncMode::kSync, 6);
   uint64_t older, newer;
   RunWithTwoBackups(&h, 5, &older, &newer);
   // Tear the end of the newest segment.
@@ -229,13 +229,13 @@ TEST_CASE("randomized crash loop: no acknowledged tick lost, state exact", "[rec
   const FaultEnv::CrashMode modes[] = {FaultEnv::CrashMode::kDropUnsynced, FaultEnv::CrashMode::kKeepPrefix,
                                        FaultEnv::CrashMode::kReorder, FaultEnv::CrashMode::kGarble};
   for (Algorithm a : {Algorithm::kNone, Algorithm::kNaive, Algorithm::kCou, Algorithm::kPingPong}) {
-    for (Durability d : {Durability::kSync, Durability::kAsync}) {
+    for (SyncMode d : {SyncMode::kSync, SyncMode::kAsync}) {
       for (uint64_t seed = 1; seed <= 6; ++seed) {
         Harness h(a, d, seed);
         std::mt19937_64 rng(seed);
         uint64_t acked = 0;
         for (int cycle = 0; cycle < 4; ++cycle) {
-          INFO(AlgorithmName(a) << " " << DurabilityName(d) << " seed " << seed << " cycle " << cycle);
+          INFO(AlgorithmName(a) << " " << SyncModeName(d) << " seed " << seed << " cycle " << cycle);
           RecoveryReport r;
           core::Status s = h.Recover(&r);
           INFO(s.ToString());

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages Aftershock needs, only those missing (qstat and prometheus:
-# tests drive the real programs).
+# tests drive the real programs; clang-14: tools/check_thread_safety.py).
 # Checks each with dpkg first; runs `apt-get update` once, then `apt-get install -y`.
 set -euo pipefail
 
 PACKAGES=(
-  build-essential cmake pkg-config
+  build-essential cmake pkg-config clang-14
   libenet-dev libbullet-dev libspdlog-dev catch2 libcxxopts-dev libcpp-httplib-dev
   qstat prometheus
   python3 python3-matplotlib python3-numpy

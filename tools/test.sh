@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Builds Aftershock and runs every test: first a ThreadSanitizer build running the concurrency
-# tests (label "tsan"), then the normal build running the whole suite. Installs missing Debian
-# packages first. Ends with ctest's summary line. Usage: tools/test.sh [--asan] [--no-tsan]
+# Builds Aftershock and runs every test: first clang's thread-safety analysis of the lock
+# annotations (non-test sources, -fsyntax-only), then a ThreadSanitizer build running the
+# concurrency tests (label "tsan"), then the normal build running the whole suite. Installs
+# missing Debian packages first. Ends with ctest's summary line.
+# Usage: tools/test.sh [--asan] [--no-tsan]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -11,7 +13,7 @@ for arg in "$@"; do
   case "$arg" in
     --asan) run_asan=1 ;;
     --no-tsan) run_tsan=0 ;;
-    -h|--help) sed -n '2,4p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
     *) echo "test.sh: unknown option '$arg' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -26,6 +28,9 @@ configure_and_build() {  # dir, extra cmake args...
     || { cat "$dir/configure.log"; exit 1; }
   cmake --build "$dir" -j"$jobs"
 }
+
+echo "== Thread-safety analysis: clang-14 -Wthread-safety -Werror on the sources that see annotations"
+/usr/bin/python3 tools/check_thread_safety.py --build-dir build-clang --jobs "$jobs"
 
 if [ "$run_tsan" = 1 ]; then
   echo "== ThreadSanitizer build: concurrency tests"

@@ -33,7 +33,7 @@ core::Status CheckRestoredGlobals(const game::Globals& restored, const game::Glo
   if (restored.magic != game::kStateMagic || restored.version != game::kStateVersion) {
     return core::Status::Corruption("recovery: the backup's globals have a bad magic or version");
   }
-  if (!(IdentityOf(restored) == IdentityOf(fresh))) {
+  if (!(game::ConfigurationOf(restored) == game::ConfigurationOf(fresh))) {
     return core::Status::InvalidArgument(
         "recovery: the backup holds a state of another map or configuration");
   }
@@ -48,9 +48,9 @@ Durability::Durability(const DurabilityOptions& options, game::World* world)
 Durability::~Durability() { (void)Close(); }
 
 core::Status Durability::Open(const DurabilityOptions& options, game::World* world,
-                              RecoveryReport* report, std::unique_ptr<Durability>* out) {
+                              WorldRecoveryReport* report, std::unique_ptr<Durability>* out) {
   const Clock::time_point t0 = Clock::now();
-  *report = RecoveryReport{};
+  *report = WorldRecoveryReport{};
   if (options.data_dir.empty()) return core::Status::InvalidArgument("durability: empty data dir");
   std::unique_ptr<Durability> d(new Durability(options, world));
   core::Status s = CreateDirs(options.env, options.data_dir);
@@ -68,9 +68,9 @@ core::Status Durability::Open(const DurabilityOptions& options, game::World* wor
 
 // Restores the newest valid backup into the world's state bytes, relinks, and replays the
 // logged ticks after it through ApplyTick.
-core::Status Durability::Recover(RecoveryReport* report) {
+core::Status Durability::Recover(WorldRecoveryReport* report) {
   const game::Globals fresh = world_->globals();
-  std::span<uint8_t> bytes = world_->MutableStateBytesForRestore();
+  std::span<uint8_t> bytes = world_->MutableStateBytes();
   recovery::RecoverOptions ro;
   ro.env = options_.env;
   ro.dir = options_.data_dir;
@@ -127,7 +127,7 @@ core::Status Durability::OpenWriters() {
   recovery::LogOptions lo;
   lo.env = options_.env;
   lo.dir = options_.data_dir;
-  lo.durability = options_.durability;
+  lo.sync_mode = options_.sync_mode;
   lo.async_flush_ms = options_.async_flush_ms;
   lo.segment_bytes = options_.segment_bytes;
   lo.next_tick = recovered_tick_ + 1;
@@ -145,7 +145,7 @@ core::Status Durability::OpenWriters() {
   co.on_commit = [log](uint64_t, uint64_t oldest_backup_tick) {
     return log->RemoveObsoleteSegments(oldest_backup_tick);
   };
-  s = recovery::Checkpointer::Open(co, world_->MutableStateBytesForRestore().data(), recovered_tick_,
+  s = recovery::Checkpointer::Open(co, world_->MutableStateBytes().data(), recovered_tick_,
                                    &checkpointer_);
   if (!s.ok()) return s;
 
@@ -167,7 +167,7 @@ core::Status Durability::OpenWriters() {
   return core::Status::OK();
 }
 
-core::Status Durability::EndOfRequests(uint64_t tick, const TickRecord& record) {
+core::Status Durability::AppendTickRecord(uint64_t tick, const TickRecord& record) {
   const Clock::time_point t0 = Clock::now();
   if (hash_log_ != nullptr) {
     std::fprintf(hash_log_, "%" PRIu64 " %016" PRIx64 "\n", tick, world_->StateHash());
@@ -176,25 +176,25 @@ core::Status Durability::EndOfRequests(uint64_t tick, const TickRecord& record) 
   EncodeTickRecord(record, &payload_);
   core::Status s = log_->Append(tick, payload_);
   const double ms = core::MsSince(t0);
-  std::lock_guard lock(stats_mu_);
+  core::MutexLock lock(&stats_mu_);
   log_append_ms_total_ += ms;
   if (s.ok()) ++ticks_logged_;
   return s;
 }
 
 core::Status Durability::WaitDurable(uint64_t tick) {
-  if (options_.durability != recovery::Durability::kSync) return log_->status();
+  if (options_.sync_mode != recovery::SyncMode::kSync) return log_->status();
   const Clock::time_point t0 = Clock::now();
   core::Status s = log_->WaitDurable(tick);
   const double ms = core::MsSince(t0);
-  std::lock_guard lock(stats_mu_);
+  core::MutexLock lock(&stats_mu_);
   wait_durable_ms_total_ += ms;
   wait_durable_ms_max_ = std::max(wait_durable_ms_max_, ms);
   return s;
 }
 
 bool Durability::IsDurable(uint64_t tick) const {
-  if (options_.durability != recovery::Durability::kSync) return log_->status().ok();
+  if (options_.sync_mode != recovery::SyncMode::kSync) return log_->status().ok();
   return log_->IsDurable(tick);
 }
 
@@ -215,7 +215,7 @@ DurabilityStats Durability::stats() const {
   st.checkpoint = checkpointer_->stats();
   st.log = log_->stats();
   st.durable_tick = log_->durable_tick();
-  std::lock_guard lock(stats_mu_);
+  core::MutexLock lock(&stats_mu_);
   st.ticks_logged = ticks_logged_;
   st.log_append_ms_total = log_append_ms_total_;
   st.wait_durable_ms_total = wait_durable_ms_total_;

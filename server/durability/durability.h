@@ -5,29 +5,30 @@
 //
 // Per tick t (log ticks are consecutive, one per server frame, starting at recovered_tick() + 1):
 //   world part + request phase           (ApplyLeave/ApplyJoin/ApplyWorldPhase, commands)
-//   EndOfRequests(t, record)             master, no command running: log the record
+//   AppendTickRecord(t, record)          master, no command running: log the record
 //   WaitDurable(t)                       sync mode: before any reply reflecting tick t leaves
 //   replies                              read-only
 //   TickBoundary(t)                      master, no worker writing: checkpoint point
 // Any error (failed fsync, ENOSPC, a failed checkpoint write) comes back as a Status; it is
 // sticky, and the server must stop rather than go on as if durable.
 //
-// Threading: Open, EndOfRequests, TickBoundary, Close on the frame orchestrator's serial thread
-// (the master); WaitDurable and stats from any thread. The World's write hook (installed by Open)
+// Threading: Open, AppendTickRecord, TickBoundary, Close on the frame orchestrator's serial
+// thread (the master); WaitDurable and stats from any thread. The World's write hook (installed by Open)
 // runs on worker threads. The World must outlive the Durability (the destructor removes the hook).
 #pragma once
 
 #include <cstdint>
 #include <cstdio>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "recovery/checkpointer.h"
 #include "recovery/env.h"
 #include "recovery/log_writer.h"
+#include "server/core/mutex.h"
 #include "server/core/status.h"
+#include "server/core/thread_annotations.h"
 #include "server/durability/tick_record.h"
 #include "server/game/world.h"
 
@@ -37,18 +38,18 @@ struct DurabilityOptions {
   recovery::Env* env = recovery::Env::Posix();
   std::string data_dir = "./data";  // created (with parents) if missing
   recovery::Algorithm algorithm = recovery::Algorithm::kCou;
-  recovery::Durability durability = recovery::Durability::kSync;
+  recovery::SyncMode sync_mode = recovery::SyncMode::kSync;
   int checkpoint_interval_ms = 0;   // 0: next checkpoint as soon as the previous is durable
   int async_flush_ms = 200;         // kAsync: log fdatasync interval
   uint64_t segment_bytes = 64ull << 20;
-  // If not empty: a real file (not through env) to which EndOfRequests appends "tick hash\n"
+  // If not empty: a real file (not through env) to which AppendTickRecord appends "tick hash\n"
   // (decimal log tick, 16 hex digits of World::StateHash after the tick), flushed to the OS but
   // not synced, before the tick's record is logged. For crash tests; costs one hash per tick.
   std::string hash_log_path;
 };
 
 // What start-up recovery did.
-struct RecoveryReport {
+struct WorldRecoveryReport {
   bool found_state = false;      // the directory held a backup or log records
   bool from_checkpoint = false;
   int backup_index = -1;         // backup used, -1: none (replayed from the initial world)
@@ -69,7 +70,7 @@ struct DurabilityStats {
   recovery::LogWriter::Stats log;
   uint64_t ticks_logged = 0;
   uint64_t durable_tick = 0;
-  double log_append_ms_total = 0;   // inside EndOfRequests (encode, hash line, queue)
+  double log_append_ms_total = 0;   // inside AppendTickRecord (encode, hash line, queue)
   double wait_durable_ms_total = 0;
   double wait_durable_ms_max = 0;
 };
@@ -80,7 +81,7 @@ class Durability {
   // world if the directory holds state, opens the log and the checkpointer and installs the
   // world's write hook. On error the World may be partly restored and must not be served.
   static core::Status Open(const DurabilityOptions& options, game::World* world,
-                           RecoveryReport* report, std::unique_ptr<Durability>* out);
+                           WorldRecoveryReport* report, std::unique_ptr<Durability>* out);
   ~Durability();  // Close(), ignoring its status
   Durability(const Durability&) = delete;
   Durability& operator=(const Durability&) = delete;
@@ -91,7 +92,7 @@ class Durability {
 
   // Logs tick `tick` (recovered_tick() + 1 first, then consecutive). Call when the tick's commands have all run and
   // none is running. Returns the log's sticky error.
-  core::Status EndOfRequests(uint64_t tick, const TickRecord& record);
+  core::Status AppendTickRecord(uint64_t tick, const TickRecord& record);
   // Blocks until tick is durable in the configured mode (sync: fdatasync'ed; async and off
   // return at once). Returns the log's sticky error.
   core::Status WaitDurable(uint64_t tick);
@@ -114,7 +115,7 @@ class Durability {
 
  private:
   Durability(const DurabilityOptions& options, game::World* world);
-  core::Status Recover(RecoveryReport* report);
+  core::Status Recover(WorldRecoveryReport* report);
   core::Status OpenWriters();
 
   const DurabilityOptions options_;
@@ -123,15 +124,15 @@ class Durability {
   std::unique_ptr<recovery::LogWriter> log_;
   std::unique_ptr<recovery::Checkpointer> checkpointer_;
   std::FILE* hash_log_ = nullptr;
-  std::string payload_;  // EndOfRequests scratch
+  std::string payload_;  // AppendTickRecord scratch
   bool closed_ = false;
 
   // Counters written by the master and WaitDurable callers, read by stats() from any thread.
-  mutable std::mutex stats_mu_;
-  uint64_t ticks_logged_ = 0;          // GUARDED_BY(stats_mu_)
-  double log_append_ms_total_ = 0;     // GUARDED_BY(stats_mu_)
-  double wait_durable_ms_total_ = 0;   // GUARDED_BY(stats_mu_)
-  double wait_durable_ms_max_ = 0;     // GUARDED_BY(stats_mu_)
+  mutable core::Mutex stats_mu_;
+  uint64_t ticks_logged_ GUARDED_BY(stats_mu_) = 0;
+  double log_append_ms_total_ GUARDED_BY(stats_mu_) = 0;
+  double wait_durable_ms_total_ GUARDED_BY(stats_mu_) = 0;
+  double wait_durable_ms_max_ GUARDED_BY(stats_mu_) = 0;
 };
 
 }  // namespace durability

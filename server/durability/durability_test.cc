@@ -35,12 +35,12 @@ DurabilityOptions Options(recovery::Env* env, recovery::Algorithm algorithm) {
   o.env = env;
   o.data_dir = kDir;
   o.algorithm = algorithm;
-  o.durability = recovery::Durability::kSync;
+  o.sync_mode = recovery::SyncMode::kSync;
   return o;
 }
 
 core::Status OpenIn(recovery::Env* env, recovery::Algorithm a, game::testing::TestWorld* w,
-                    RecoveryReport* rep, std::unique_ptr<Durability>* dur) {
+                    WorldRecoveryReport* rep, std::unique_ptr<Durability>* dur) {
   return Durability::Open(Options(env, a), w->world.get(), rep, dur);
 }
 
@@ -66,7 +66,7 @@ class Driver {
       if (world_->ExecuteCommand(bot.player(), c).ok()) recorder_.Record(0, bot.player(), c);
     }
     recorder_.MergeInto(&r);
-    core::Status s = dur_->EndOfRequests(tick, r);
+    core::Status s = dur_->AppendTickRecord(tick, r);
     if (s.ok()) s = dur_->WaitDurable(tick);
     hashes_[tick] = world_->StateHash();
     if (s.ok()) s = dur_->TickBoundary(tick);
@@ -89,7 +89,7 @@ TEST_CASE("a fresh directory starts at tick 0, and reopening it recovers every t
     INFO(recovery::AlgorithmName(a));
     recovery::FaultEnv env;
     auto live = Arena();
-    RecoveryReport rep;
+    WorldRecoveryReport rep;
     std::unique_ptr<Durability> dur;
     REQUIRE(Durability::Open(Options(&env, a), live.world.get(), &rep, &dur).ok());
     CHECK_FALSE(rep.found_state);
@@ -121,14 +121,14 @@ TEST_CASE("a data directory of another map or configuration is refused") {
   recovery::FaultEnv env;
   {
     auto w = Arena(64);
-    RecoveryReport rep;
+    WorldRecoveryReport rep;
     std::unique_ptr<Durability> dur;
     REQUIRE(OpenIn(&env, recovery::Algorithm::kCou, &w, &rep, &dur).ok());
     Driver driver(w.world.get(), dur.get());
     REQUIRE(driver.Tick().ok());
   }
   auto other = Arena(32);
-  RecoveryReport rep;
+  WorldRecoveryReport rep;
   std::unique_ptr<Durability> dur;
   core::Status s = OpenIn(&env, recovery::Algorithm::kCou, &other, &rep, &dur);
   CHECK(s.code() == core::Status::Code::kInvalidArgument);
@@ -162,7 +162,7 @@ TEST_CASE("identity text round trip") {
 TEST_CASE("a failed log fsync stops durability: every later call returns the error") {
   recovery::FaultEnv env;
   auto w = Arena();
-  RecoveryReport rep;
+  WorldRecoveryReport rep;
   std::unique_ptr<Durability> dur;
   REQUIRE(OpenIn(&env, recovery::Algorithm::kCou, &w, &rep, &dur).ok());
   Driver driver(w.world.get(), dur.get());
@@ -180,7 +180,7 @@ TEST_CASE("a failed log fsync stops durability: every later call returns the err
 TEST_CASE("a full disk surfaces as NoSpace") {
   recovery::FaultEnv env;
   auto w = Arena();
-  RecoveryReport rep;
+  WorldRecoveryReport rep;
   std::unique_ptr<Durability> dur;
   REQUIRE(OpenIn(&env, recovery::Algorithm::kNone, &w, &rep, &dur).ok());
   Driver driver(w.world.get(), dur.get());
@@ -195,7 +195,7 @@ TEST_CASE("a record whose payload does not decode stops recovery with a clear me
   recovery::FaultEnv env;
   {
     auto w = Arena();
-    RecoveryReport rep;
+    WorldRecoveryReport rep;
     std::unique_ptr<Durability> dur;
     REQUIRE(OpenIn(&env, recovery::Algorithm::kNone, &w, &rep, &dur).ok());
     Driver driver(w.world.get(), dur.get());
@@ -213,7 +213,7 @@ TEST_CASE("a record whose payload does not decode stops recovery with a clear me
     REQUIRE(log->Close().ok());
   }
   auto w = Arena();
-  RecoveryReport rep;
+  WorldRecoveryReport rep;
   std::unique_ptr<Durability> dur;
   core::Status s = OpenIn(&env, recovery::Algorithm::kNone, &w, &rep, &dur);
   CHECK(s.code() == core::Status::Code::kCorruption);
@@ -228,7 +228,7 @@ TEST_CASE("the hash log holds the live hash of every logged tick") {
   auto w = Arena();
   DurabilityOptions o = Options(&env, recovery::Algorithm::kCou);
   o.hash_log_path = path.string();
-  RecoveryReport rep;
+  WorldRecoveryReport rep;
   std::unique_ptr<Durability> dur;
   REQUIRE(Durability::Open(o, w.world.get(), &rep, &dur).ok());
   Driver driver(w.world.get(), dur.get());

@@ -56,14 +56,17 @@ core::Status WriteIdentity(recovery::Env* env, const std::string& dir, const Wor
 }  // namespace
 
 WorldIdentity IdentityOf(const game::Globals& g) {
+  // world.id keeps the configuration's fields that the file format names; the record-store
+  // fields follow from object_count with the map (and are compared on restore, below).
+  const game::WorldConfiguration c = game::ConfigurationOf(g);
   WorldIdentity id;
-  id.map_hash = g.map_hash;
-  id.object_count = g.object_count;
-  id.object_size = g.object_size;
-  id.max_players = g.max_players;
-  id.first_pickup = g.first_pickup;
-  id.tick_ms = g.tick_ms;
-  id.seed = g.seed;
+  id.map_hash = c.map_hash;
+  id.object_count = c.object_count;
+  id.object_size = c.object_size;
+  id.max_players = c.max_players;
+  id.first_pickup = c.first_pickup;
+  id.tick_ms = c.tick_ms;
+  id.seed = c.seed;
   return id;
 }
 

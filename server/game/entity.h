@@ -121,6 +121,27 @@ struct Globals {
   uint8_t reserved[160];
 };
 
+// The Globals fields fixed when a world is built: its map, the layout of its object table, its
+// tick length and its seed. Two states are states of the same world iff these are equal: the one
+// definition World::LoadState and recovery (durability::IdentityOf, world.id) use.
+struct WorldConfiguration {
+  uint64_t map_hash = 0;
+  uint32_t object_size = 0;
+  uint32_t object_count = 0;
+  uint32_t max_players = 0;
+  uint32_t first_pickup = 0;
+  uint32_t first_record = 0;
+  uint32_t record_capacity = 0;
+  uint32_t tick_ms = 0;
+  uint64_t seed = 0;
+  friend bool operator==(const WorldConfiguration&, const WorldConfiguration&) = default;
+};
+
+inline WorldConfiguration ConfigurationOf(const Globals& g) {
+  return {g.map_hash,     g.object_size,     g.object_count, g.max_players, g.first_pickup,
+          g.first_record, g.record_capacity, g.tick_ms,      g.seed};
+}
+
 union Object {
   Globals globals;
   Edict edict;

@@ -52,8 +52,8 @@ struct Region {
 
 // The leaves a lock scheme must hold for `region`: every leaf when NeedsWholeMap(optimized), else
 // the leaves touching LockBoxes(). Replaces *out with them, ascending and unique. `box_leaves`
-// and `merged` are caller-owned scratch, so a caller that keeps them allocates nothing. Shared by
-// the server (sv::RegionLocker) and the tests' locking (region_lock_test_util.h).
+// and `merged` are caller-owned scratch, so a caller that keeps them allocates nothing. Used by
+// game::RegionLocker, the one implementation of the locking protocol.
 void RegionLeaves(const Region& region, const areanode::AreanodeTree& tree, bool optimized,
                   std::vector<int>* out, std::vector<int>* box_leaves, std::vector<int>* merged);
 

@@ -186,7 +186,7 @@ std::span<const uint8_t> World::StateBytes() const {
   return {reinterpret_cast<const uint8_t*>(objects_.data()), objects_.size() * sizeof(Object)};
 }
 
-std::span<uint8_t> World::MutableStateBytesForRestore() {
+std::span<uint8_t> World::MutableStateBytes() {
   return {reinterpret_cast<uint8_t*>(objects_.data()), objects_.size() * sizeof(Object)};
 }
 
@@ -356,10 +356,7 @@ core::Status World::LoadState(std::span<const uint8_t> bytes) {
   if (g.magic != kStateMagic || g.version != kStateVersion) {
     return core::Status::Corruption("load state: bad magic or version");
   }
-  if (g.object_size != kObjectSize || g.object_count != mine.object_count ||
-      g.max_players != mine.max_players || g.first_pickup != mine.first_pickup ||
-      g.first_record != mine.first_record || g.record_capacity != mine.record_capacity ||
-      g.tick_ms != mine.tick_ms || g.map_hash != mine.map_hash) {
+  if (g.object_size != kObjectSize || !(ConfigurationOf(g) == ConfigurationOf(mine))) {
     return core::Status::InvalidArgument("load state: saved for another map or configuration");
   }
   std::memcpy(static_cast<void*>(objects_.data()), bytes.data(), bytes.size());

@@ -143,7 +143,7 @@ class World {
   //   loop { need = held + leaves(RegionOf(player, cmd)); if need == held break;
   //          unlock(held); held = lock(need) in ascending order; }   // sets only grow
   //   ExecuteCommand(player, cmd); unlock(held);
-  // game::testing::LockRegion (region_lock_test_util.h) implements it for the tests.
+  // game::RegionLocker::LockCommandRegion (region_locker.h) implements it for the server and tests.
   Region RegionOf(EntityId player, const UserCmd& cmd) const;
   // Applies one command of a connected player: weapon switch, movement (split into sub-steps of
   // <= kMaxSubstepMs), item/teleporter/jump pad touches, attack. Refuses (and changes nothing)
@@ -165,8 +165,10 @@ class World {
   // Rebuilds the derived data from the state: the areanode links and the record store's indexes
   // (after recovery wrote object bytes directly).
   void RelinkAll();
-  // For recovery's restore path: the object array, to be followed by RelinkAll().
-  std::span<uint8_t> MutableStateBytesForRestore();
+  // The object array itself, for the two users below the write path (World::Mut): recovery's
+  // restore writes it (then call RelinkAll()), and the checkpointer keeps it as its live base
+  // (it reads objects the write hook reports). Nothing else may write through it.
+  std::span<uint8_t> MutableStateBytes();
 
   areanode::AreanodeTree& tree() { return *tree_; }
   const areanode::AreanodeTree& tree() const { return *tree_; }

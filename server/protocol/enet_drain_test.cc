@@ -2,7 +2,11 @@
 // (more than one 256-datagram batch) must not hide the packet queued behind it.
 #include <catch2/catch.hpp>
 
+#include <linux/sock_diag.h>
+#include <sys/socket.h>
+
 #include <chrono>
+#include <cstdint>
 #include <thread>
 #include <vector>
 
@@ -10,6 +14,25 @@
 #include "server/protocol/enet_pool.h"
 
 namespace {
+
+// The bytes the kernel charges to `socket`'s receive queue (SK_MEMINFO_RMEM_ALLOC): every
+// datagram queued adds to it, and only reading takes away.
+uint32_t QueuedBytes(ENetSocket socket) {
+  uint32_t mem[SK_MEMINFO_VARS] = {};
+  socklen_t len = sizeof mem;
+  REQUIRE(getsockopt(socket, SOL_SOCKET, SO_MEMINFO, mem, &len) == 0);
+  return mem[SK_MEMINFO_RMEM_ALLOC];
+}
+
+// Polls (up to 10 s) until `socket`'s receive queue holds more than `before` bytes: the datagram
+// sent since has arrived. Fails the case if it never does (the kernel dropped it).
+void WaitForArrival(ENetSocket socket, uint32_t before) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (QueuedBytes(socket) <= before && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::yield();
+  }
+  REQUIRE(QueuedBytes(socket) > before);
+}
 
 struct Pair {
   ENetHost* server = nullptr;
@@ -44,23 +67,30 @@ struct Pair {
     enet_deinitialize();
   }
 
-  // `count` datagrams ENet ignores (peer id beyond the host's peers: no event), then one
-  // reliable packet from the connected client.
-  void QueueJunkThenPacket(int count) {
+  // Sends `count` copies of `bytes` to the server from a raw socket, each one in the server's
+  // receive queue before the next leaves.
+  void QueueRaw(std::vector<uint8_t> bytes, int count) {
     ENetSocket raw = enet_socket_create(ENET_SOCKET_TYPE_DATAGRAM);
     REQUIRE(raw != ENET_SOCKET_NULL);
-    const uint8_t junk[4] = {0x0F, 0xFE, 0x00, 0x00};  // peer id 0xFFE, no command
     for (int i = 0; i < count; ++i) {
-      ENetBuffer b{const_cast<uint8_t*>(junk), sizeof junk};
-      REQUIRE(enet_socket_send(raw, &server_addr, &b, 1) == static_cast<int>(sizeof junk));
+      const uint32_t before = QueuedBytes(server->socket);
+      ENetBuffer b{bytes.data(), bytes.size()};
+      REQUIRE(enet_socket_send(raw, &server_addr, &b, 1) == static_cast<int>(bytes.size()));
+      WaitForArrival(server->socket, before);
     }
     enet_socket_destroy(raw);
+  }
+
+  // `count` datagrams ENet ignores (peer id beyond the host's peers: no event), then one
+  // reliable packet from the connected client; returns once all are in the server's queue.
+  void QueueJunkThenPacket(int count) {
+    QueueRaw({0x0F, 0xFE, 0x00, 0x00}, count);  // peer id 0xFFE, no command
     const uint8_t payload[3] = {1, 2, 3};
     ENetPacket* p = enet_packet_create(payload, sizeof payload, ENET_PACKET_FLAG_RELIABLE);
     REQUIRE(enet_peer_send(to_server, 0, p) == 0);
-    enet_host_flush(client);
-    // Loopback delivers within the send call in practice; allow the kernel a moment anyway.
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const uint32_t before = QueuedBytes(server->socket);
+    enet_host_flush(client);  // one datagram
+    WaitForArrival(server->socket, before);
   }
 };
 
@@ -117,14 +147,7 @@ TEST_CASE("DrainHost reads past datagrams too large for ENet's buffer", "[enet_d
   Pair p;
   // ENet 1.3.17 fails the whole enet_host_service call for a datagram over its 4096-byte buffer
   // (MSG_TRUNC); the kernel has consumed it by then.
-  ENetSocket raw = enet_socket_create(ENET_SOCKET_TYPE_DATAGRAM);
-  REQUIRE(raw != ENET_SOCKET_NULL);
-  std::vector<uint8_t> big(6000, 0xAB);
-  for (int i = 0; i < 5; ++i) {
-    ENetBuffer b{big.data(), big.size()};
-    REQUIRE(enet_socket_send(raw, &p.server_addr, &b, 1) == static_cast<int>(big.size()));
-  }
-  enet_socket_destroy(raw);
+  p.QueueRaw(std::vector<uint8_t>(6000, 0xAB), 5);
   p.QueueJunkThenPacket(10);
   ENetEvent ev;
   REQUIRE(enet_host_service(p.server, &ev, 0) < 0);  // the premise; this consumed the first one

@@ -49,8 +49,12 @@ core::Status AgonesSdk::Post(const std::string& path) {
 }
 
 bool AgonesSdk::WaitStop(int ms) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return cv_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return stop_; });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  core::MutexLock lock(&mu_);
+  while (!stop_) {
+    if (!cv_.WaitUntil(&mu_, deadline)) break;
+  }
+  return stop_;
 }
 
 void AgonesSdk::Run() {
@@ -71,10 +75,10 @@ void AgonesSdk::Run() {
 
 void AgonesSdk::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    core::MutexLock lock(&mu_);
     stop_ = true;
   }
-  cv_.notify_all();
+  cv_.SignalAll();
   if (thread_.joinable()) thread_.join();
 }
 

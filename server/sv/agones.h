@@ -9,14 +9,14 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "server/core/mutex.h"
 #include "server/core/status.h"
+#include "server/core/thread_annotations.h"
 
 namespace sv {
 
@@ -49,12 +49,12 @@ class AgonesSdk {
   explicit AgonesSdk(const AgonesOptions& options) : options_(options) {}
   void Run();
   core::Status Post(const std::string& path);
-  bool WaitStop(int ms);  // true if stopping
+  bool WaitStop(int ms) EXCLUDES(mu_);  // true if stopping
 
   const AgonesOptions options_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;  // guarded by mu_
+  core::Mutex mu_;
+  core::CondVar cv_;
+  bool stop_ GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

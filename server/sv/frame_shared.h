@@ -26,7 +26,9 @@ struct FrameShared {
   const ServerOptions* options = nullptr;
   const vis::Pvs* pvs = nullptr;     // the map's visibility set: immutable while frames run
   ServerStats* stats = nullptr;
-  std::mutex global_lock;            // the `global` scheme's one lock
+  // The `global` scheme's one lock. It guards the whole World, which is no member the analysis
+  // could name, and is taken only under that scheme: a plain std::mutex, checked by TSan.
+  std::mutex global_lock;
   // The frame's executed commands in a serial order that reproduces it (the recovery log):
   // worker i records into its own buffer while it still holds the command's locks; the thread
   // that closes the request phase merges them.

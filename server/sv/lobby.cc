@@ -39,6 +39,7 @@ core::Status Lobby::Create(const std::string& bind_address, uint16_t port, size_
 Lobby::Lobby(ENetHost* host, ServerStats* stats, const StatusBoard* board,
              ThreadQueue<JoinTicketRequest>* to_master, ThreadQueue<JoinDecision>* from_master)
     : host_(host),
+      port_(BoundPort(host)),
       stats_(stats),
       board_(board),
       to_master_(to_master),

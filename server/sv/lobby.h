@@ -12,13 +12,14 @@
 #include <cstdint>
 #include <memory>
 #include <span>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 
 #include <enet/enet.h>
 
+#include "server/core/mutex.h"
 #include "server/core/status.h"
+#include "server/core/thread_annotations.h"
 #include "server/protocol/challenge.h"
 #include "server/protocol/connectionless.h"
 #include "server/sv/junk_filter.h"
@@ -31,18 +32,18 @@ namespace sv {
 // The status reply's content, published by the master, read by the lobby. Any thread.
 class StatusBoard {
  public:
-  void Publish(proto::ServerStatus status) {
-    std::lock_guard<std::mutex> lock(mu_);
+  void Publish(proto::ServerStatus status) EXCLUDES(mu_) {
+    core::MutexLock lock(&mu_);
     status_ = std::move(status);
   }
-  proto::ServerStatus Get() const {
-    std::lock_guard<std::mutex> lock(mu_);
+  proto::ServerStatus Get() const EXCLUDES(mu_) {
+    core::MutexLock lock(&mu_);
     return status_;
   }
 
  private:
-  mutable std::mutex mu_;
-  proto::ServerStatus status_;
+  mutable core::Mutex mu_;
+  proto::ServerStatus status_ GUARDED_BY(mu_);
 };
 
 class Lobby {
@@ -53,6 +54,8 @@ class Lobby {
                              ThreadQueue<JoinTicketRequest>* to_master,
                              ThreadQueue<JoinDecision>* from_master, std::unique_ptr<Lobby>* out);
   ~Lobby();
+
+  uint16_t port() const { return port_; }  // as bound (port 0 asked: the system's pick)
 
   // The lobby thread's loop: returns once `stop` is set and peers were told (kShuttingDown).
   void Run(const std::atomic<bool>& stop);
@@ -79,6 +82,7 @@ class Lobby {
   void ExpireIdle(uint64_t now_ms);
 
   ENetHost* host_;
+  const uint16_t port_;
   ServerStats* stats_;
   const StatusBoard* board_;
   ThreadQueue<JoinTicketRequest>* to_master_;

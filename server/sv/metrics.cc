@@ -213,7 +213,7 @@ void RenderDurability(const MetricsSnapshot& s, Writer* w) {
          d.stats.log_append_ms_total / 1000.0);
   w->One("log_durable_tick", "gauge", "The newest log tick known to be on disk.",
          static_cast<double>(d.stats.durable_tick));
-  const durability::RecoveryReport& rec = d.recovery;
+  const durability::WorldRecoveryReport& rec = d.recovery;
   w->One("recovery_found_state", "gauge", "1 if start-up recovery found saved state.",
          rec.found_state ? 1 : 0);
   w->One("recovery_seconds", "gauge", "Start-up recovery, the whole of it.", rec.total_ms / 1000.0);
@@ -232,15 +232,14 @@ void RenderDurability(const MetricsSnapshot& s, Writer* w) {
 }  // namespace
 
 bool MetricsBoard::TryPublish(std::shared_ptr<const MetricsSnapshot> snapshot) {
-  std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
-  if (!lock.owns_lock()) return false;
+  if (!mu_.TryLock()) return false;
   latest_.swap(snapshot);
-  lock.unlock();
+  mu_.Unlock();
   return true;  // the old snapshot (now in `snapshot`) is freed here, outside the lock
 }
 
 std::shared_ptr<const MetricsSnapshot> MetricsBoard::Latest() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  core::MutexLock lock(&mu_);
   return latest_;
 }
 
@@ -277,11 +276,13 @@ core::Status MetricsServer::Start(const std::string& bind_address, uint16_t port
     }
     res.set_content(RenderPrometheus(*snapshot), "text/plain; version=0.0.4; charset=utf-8");
   });
-  if (!m->http_->bind_to_port(bind_address, port)) {
+  const int bound = port == 0 ? m->http_->bind_to_any_port(bind_address)
+                              : (m->http_->bind_to_port(bind_address, port) ? port : -1);
+  if (bound <= 0) {
     return core::Status::IoError("metrics: cannot listen on " + bind_address + ":" +
                                  std::to_string(port));
   }
-  m->port_ = port;
+  m->port_ = static_cast<uint16_t>(bound);
   httplib::Server* http = m->http_.get();
   m->thread_ = std::thread([http] { http->listen_after_bind(); });
   // Stop() before the listen loop runs would not stop it: wait until it does.

@@ -10,12 +10,13 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
 #include "server/core/log_histogram.h"
+#include "server/core/mutex.h"
 #include "server/core/status.h"
+#include "server/core/thread_annotations.h"
 #include "server/sv/stats_report.h"
 
 namespace httplib {
@@ -40,13 +41,13 @@ struct MetricsSnapshot {
 class MetricsBoard {
  public:
   // Never blocks: returns false (and drops `snapshot`) if a reader holds the lock right now.
-  bool TryPublish(std::shared_ptr<const MetricsSnapshot> snapshot);
+  bool TryPublish(std::shared_ptr<const MetricsSnapshot> snapshot) EXCLUDES(mu_);
   // The latest published snapshot, or null before the first.
-  std::shared_ptr<const MetricsSnapshot> Latest() const;
+  std::shared_ptr<const MetricsSnapshot> Latest() const EXCLUDES(mu_);
 
  private:
-  mutable std::mutex mu_;
-  std::shared_ptr<const MetricsSnapshot> latest_;  // GUARDED_BY(mu_)
+  mutable core::Mutex mu_;
+  std::shared_ptr<const MetricsSnapshot> latest_ GUARDED_BY(mu_);
 };
 
 // The text exposition of `s` (names, HELP and TYPE lines, labels, `# EOF`-less 0.0.4 format).

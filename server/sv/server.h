@@ -15,15 +15,19 @@
 // first thread that sees a request becomes master; threads arriving after the world phase wait
 // for the next frame.
 //
+// Files by concept: server.cc (creation, the two frame loops, the world phase), server_gate.cc
+// (barriers, tick pacing, the request-frame gate), server_admission.cc (joins and leaves),
+// server_events.cc (kill events), server_durability.cc (recovery, logging, durable replies),
+// server_frame_stats.cc (per-frame statistics), server_status.cc (status and metrics boards).
+//
 // Threading: Create/Start/Wait on one controlling thread; RequestStop, Report and fatal_status
 // from any thread; world() only after Wait().
 #pragma once
 
 #include <atomic>
 #include <barrier>
-#include <condition_variable>
+#include <chrono>
 #include <memory>
-#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -32,7 +36,9 @@
 
 #include "maps/map.h"
 #include "server/collision/collision_world.h"
+#include "server/core/mutex.h"
 #include "server/core/status.h"
+#include "server/core/thread_annotations.h"
 #include "server/durability/durability.h"
 #include "server/durability/tick_record.h"
 #include "server/durability/tick_recorder.h"
@@ -63,6 +69,9 @@ class Server {
   void Wait();
 
   StatsReport Report() const;
+  // The ports as bound (ServerOptions::port 0: the system's picks). Any thread, after Create.
+  uint16_t lobby_port() const { return lobby_->port(); }
+  uint16_t worker_port(int worker) const { return workers_[worker]->port(); }
   const collision::CollisionWorld& collision() const { return *collision_; }
   const game::World& world() const { return *world_; }  // after Wait()
   const vis::Pvs& pvs() const { return pvs_; }
@@ -70,12 +79,12 @@ class Server {
 
   // Durability: on when ServerOptions::data_dir is set. The report of start-up recovery.
   bool durability_enabled() const { return durability_ != nullptr; }
-  const durability::RecoveryReport& recovery_report() const { return recovery_report_; }
+  const durability::WorldRecoveryReport& recovery_report() const { return recovery_report_; }
   // OK, or the durability error (failed fsync, ENOSPC, ...) that made the server stop itself.
   core::Status fatal_status() const;
 
   // Prometheus metrics, published by the frame master every kMetricsPublishMs while
-  // ServerOptions::metrics_port is set (server_metrics.cc). Any thread may read the board.
+  // ServerOptions::metrics_port is set (server_status.cc). Any thread may read the board.
   const MetricsBoard& metrics_board() const { return metrics_board_; }
 
  private:
@@ -87,21 +96,45 @@ class Server {
     uint64_t joined_ms = 0;  // steady clock: the status reply's minutes connected
   };
 
+  // The fixed-frame master's pacing: one frame per period, no burst after falling behind.
+  struct TickPacer {
+    explicit TickPacer(int tick_hz);
+    std::chrono::nanoseconds period;
+    std::chrono::steady_clock::time_point next_tick;
+  };
+
   explicit Server(const ServerOptions& options);
+  // The frame loops (server.cc): a frame thread runs one of them until the server stops.
   void FrameThread(int index);
   void RunFixed(int index, PhaseClock* clock);
   void RunRequest(int index, PhaseClock* clock);
-  JoinOutcome JoinFrame(int index);
-  bool IntraBarrier(PhaseClock* clock);  // false: durability failed, send no reply
-  void EndFrame(int index);
+
+  // Fixed frames' synchronisation (server_gate.cc). Each switches `clock` to the wait it is in.
+  void WaitForTick(TickPacer* pacer, PhaseClock* clock);  // master: sleep to the next tick
+  void AwaitWorldPhase(bool master, PhaseClock* clock);   // barrier A
+  void AwaitRequests(PhaseClock* clock);                  // barrier B
+  // Barrier B' with durability (the master appends the tick record first); false: durability
+  // failed, the frame sends no reply.
+  bool AwaitTickRecord(bool master, PhaseClock* clock);
+  // Barrier C, then the master records the frame; false: durability failed, stop.
+  bool AwaitReplies(int index, PhaseClock* clock);
+  // Request frames' gate (server_gate.cc).
+  // Polls the thread's port; true if it has requests, or (thread 0) the frame is otherwise due.
+  bool WaitForRequests(int index, PhaseClock* clock);
+  JoinOutcome JoinFrame(PhaseClock* clock) EXCLUDES(gate_mu_);
+  void OpenRequests() EXCLUDES(gate_mu_);  // master, after the world phase: workers may run
+  bool IntraBarrier(PhaseClock* clock) EXCLUDES(gate_mu_);  // false: durability failed, send no reply
+  // Counts the thread's frame; the last thread out closes the frame.
+  void EndFrame(int index) EXCLUDES(gate_mu_);
 
   // The PVS of the map, from the cache (ServerOptions::vis_cache_dir) or built now.
   core::Status LoadVisibility();
 
-  // Durability (serial points of the frame).
+  // Durability (serial points of the frame; server_durability.cc).
   core::Status OpenDurability();
+  void CheckpointPhase(PhaseClock* clock);  // master: CheckpointBoundary, timed as kCheckpoint
   void CheckpointBoundary();  // master, before the world phase: the previous frame's boundary
-  void AppendTickRecord();    // after every request of the frame: merge, log (no wait)
+  void AppendTickRecord() EXCLUDES(gate_mu_);  // after every request of the frame: merge, log (no wait)
   // Each worker: encode its replies, wait until the frame's tick is durable (sync mode; the
   // sync runs meanwhile), then send them; if it never becomes durable, drop them and stop.
   void ReplyWhenDurable(Worker& w, PhaseClock* clock);
@@ -109,19 +142,23 @@ class Server {
   void Fail(const core::Status& s);
 
   // Master only, world phase.
-  void WorldPhase(bool run_world);
-  void CloseFrame();
+  bool WorldTickDue();  // request frames: a world tick is due (and is taken now)
+  void WorldPhase(bool run_world, PhaseClock* clock);
+  void SumFrameStats();  // server_frame_stats.cc: the closed frame's worker counters into stats_
+  // Admission (server_admission.cc).
   void ApplyNotices();
   void ApplyJoins();
   proto::JoinRefuse DecideJoin(const JoinTicketRequest& req, JoinDecision* decision);
   // Duplicate login: if req's identity is online and the token matches, its session leaves.
   void ReplaceOnlineSession(const JoinTicketRequest& req);
+  int WorkerForSlot(int slot) const;
+  // Kill events (server_events.cc).
   void DetectKills();
   void Broadcast(const std::vector<uint8_t>& bytes);  // to every client
   void Send(const ReliableEvent& event);              // to the clients it reaches
+  // Publication for other threads (server_status.cc).
   void PublishStatus();
-  void PublishMetrics();  // server_metrics.cc
-  int WorkerForSlot(int slot) const;
+  void PublishMetrics();
 
   ServerOptions options_;
   maps::Map map_;
@@ -149,12 +186,14 @@ class Server {
   bool stop_frame_ = false;      // likewise
 
   // Request mode: the frame gate (the paper's wait/signal synchronization).
-  std::mutex gate_mu_;
-  std::condition_variable gate_cv_;
-  FrameState state_ = FrameState::kIdle;  // guarded by gate_mu_
-  uint64_t gate_frame_ = 0;               // guarded by gate_mu_
-  int participants_ = 0, arrived_ = 0, done_ = 0;  // guarded by gate_mu_
-  uint64_t gate_frame_start_ns_ = 0;      // guarded by gate_mu_
+  core::Mutex gate_mu_;
+  core::CondVar gate_cv_;
+  FrameState state_ GUARDED_BY(gate_mu_) = FrameState::kIdle;
+  uint64_t gate_frame_ GUARDED_BY(gate_mu_) = 0;
+  int participants_ GUARDED_BY(gate_mu_) = 0;
+  int arrived_ GUARDED_BY(gate_mu_) = 0;
+  int done_ GUARDED_BY(gate_mu_) = 0;
+  uint64_t gate_frame_start_ns_ GUARDED_BY(gate_mu_) = 0;
   uint64_t last_world_ns_ = 0;            // master of the frame only
   std::atomic<uint64_t> last_frame_end_ns_{0};
 
@@ -170,15 +209,15 @@ class Server {
 
   // Durability. Declared after world_: destroyed first (it holds the world's write hook).
   std::unique_ptr<durability::Durability> durability_;
-  durability::RecoveryReport recovery_report_;
+  durability::WorldRecoveryReport recovery_report_;
   std::unique_ptr<durability::TickRecorder> recorder_;
   durability::TickRecord record_;  // the frame in progress (its serial points only)
   uint64_t log_tick_ = 0;          // the frame in progress is this tick of the log
   uint64_t boundary_tick_ = 0;     // logged frame whose tick boundary is still due (0: none)
   std::vector<game::EntityId> recovered_online_;
   std::atomic<bool> durability_failed_{false};
-  mutable std::mutex fatal_mu_;
-  core::Status fatal_;  // guarded by fatal_mu_
+  mutable core::Mutex fatal_mu_;
+  core::Status fatal_ GUARDED_BY(fatal_mu_);
   std::vector<JoinTicketRequest> join_scratch_;
   std::vector<WorkerNotice> notice_scratch_;
 };

@@ -6,6 +6,9 @@
 #include <thread>
 #include <vector>
 
+#include "server/areanode/areanode_tree.h"
+#include "server/core/int_range.h"
+
 namespace sv {
 
 const char* LockingName(LockingScheme s) {
@@ -45,7 +48,8 @@ int HardwareThreads() {
 cxxopts::Options MakeOptions() {
   cxxopts::Options o("aftershock-server",
                      "Aftershock: a multithreaded Quake-style dedicated server (ENet, UDP).\n"
-                     "The lobby listens on --port; worker thread i on --port + 1 + i.");
+                     "The lobby listens on --port; worker thread i on --port + 1 + i. With --port 0 the system "
+                     "picks every port; the stats file's `ports` names them.");
   // clang-format off
   o.add_options()
     ("map", "Quake .map file to serve", cxxopts::value<std::string>()->default_value("maps/dm_arena.map"))
@@ -108,26 +112,31 @@ ParseResult Error(const std::string& msg, const std::string& help) {
 
 }  // namespace
 
+// The settings' ranges: ValidateOptions checks them and its errors quote them.
+constexpr core::IntRange kThreads{"--threads", 1, 64};
+constexpr core::IntRange kMaxPlayers{"--max-players", 1, 4096};
+constexpr core::IntRange kMaxRecords{"--max-records", 1, 1000000};
+constexpr core::IntRange kAreanodeDepth{"--areanode-depth", areanode::kMinDepth, areanode::kMaxDepth};
+constexpr core::IntRange kTickHz{"--tick-hz", 1, 1000};
+constexpr core::IntRange kAsyncFlushMs{"--async-flush-ms", 1, 60000};
+constexpr core::IntRange kAgonesHealthMs{"--agones-health-ms", 10, 600000};
+constexpr core::IntRange kPort{"--port", 0, 65535};
+constexpr core::IntRange kMetricsPort{"--metrics-port", 0, 65535};
+
 core::Status ValidateOptions(const ServerOptions& o) {
-  if (o.threads < 1 || o.threads > 64) return core::Status::InvalidArgument("--threads must be 1..64");
+  if (core::Status s = kThreads.Check(o.threads); !s.ok()) return s;
   if (o.locking == LockingScheme::kSequential && o.threads != 1) {
     return core::Status::InvalidArgument("--locking sequential runs one thread: use --threads 1");
   }
-  if (o.max_players < 1 || o.max_players > 4096) {
-    return core::Status::InvalidArgument("--max-players must be 1..4096");
-  }
-  if (o.max_records < 1 || o.max_records > 1000000) {
-    return core::Status::InvalidArgument("--max-records must be 1..1000000");
-  }
+  if (core::Status s = kMaxPlayers.Check(o.max_players); !s.ok()) return s;
+  if (core::Status s = kMaxRecords.Check(o.max_records); !s.ok()) return s;
   if (!(o.new_identity_burst >= 1) || !(o.new_identity_per_min >= 0) ||
       !std::isfinite(o.new_identity_burst) || !std::isfinite(o.new_identity_per_min)) {
     return core::Status::InvalidArgument("--new-identity-burst must be >= 1 and --new-identity-per-min >= 0");
   }
-  if (o.areanode_depth < 1 || o.areanode_depth > 8) {
-    return core::Status::InvalidArgument("--areanode-depth must be 1..8");
-  }
-  if (o.tick_hz < 1 || o.tick_hz > 1000) return core::Status::InvalidArgument("--tick-hz must be 1..1000");
-  if (static_cast<int>(o.port) + o.threads > 65535 || o.port == 0) {
+  if (core::Status s = kAreanodeDepth.Check(o.areanode_depth); !s.ok()) return s;
+  if (core::Status s = kTickHz.Check(o.tick_hz); !s.ok()) return s;
+  if (static_cast<int>(o.port) + o.threads > 65535) {
     return core::Status::InvalidArgument("--port must leave room for one port per thread");
   }
   if (!(o.duration_s >= 0) || !std::isfinite(o.duration_s)) {
@@ -142,12 +151,8 @@ core::Status ValidateOptions(const ServerOptions& o) {
   if (o.checkpoint_interval_ms < 0) {
     return core::Status::InvalidArgument("--checkpoint-interval-ms must be >= 0");
   }
-  if (o.async_flush_ms < 1 || o.async_flush_ms > 60000) {
-    return core::Status::InvalidArgument("--async-flush-ms must be 1..60000");
-  }
-  if (o.agones_health_ms < 10 || o.agones_health_ms > 600000) {
-    return core::Status::InvalidArgument("--agones-health-ms must be 10..600000");
-  }
+  if (core::Status s = kAsyncFlushMs.Check(o.async_flush_ms); !s.ok()) return s;
+  if (core::Status s = kAgonesHealthMs.Check(o.agones_health_ms); !s.ok()) return s;
   if (o.hash_log && o.data_dir.empty()) {
     return core::Status::InvalidArgument("--hash-log needs a --data-dir");
   }
@@ -165,7 +170,7 @@ ParseResult ParseServerOptions(int argc, const char* const* argv, ServerOptions*
     o.map_path = r["map"].as<std::string>();
     o.bind_address = r["bind"].as<std::string>();
     const int port = r["port"].as<int>();
-    if (port < 1 || port > 65535) return Error("--port must be 1..65535", help);
+    if (core::Status s = kPort.Check(port); !s.ok()) return Error(s.message(), help);
     o.port = static_cast<uint16_t>(port);
     o.max_players = r["max-players"].as<int>();
     o.max_records = r["max-records"].as<int>();
@@ -210,13 +215,13 @@ ParseResult ParseServerOptions(int argc, const char* const* argv, ServerOptions*
     if (!ps.ok()) return Error("--checkpoint must be cou, naive, pingpong or none, not '" +
                                r["checkpoint"].as<std::string>() + "'", help);
     o.checkpoint_interval_ms = r["checkpoint-interval-ms"].as<int>();
-    ps = recovery::ParseDurability(r["durability"].as<std::string>(), &o.durability);
+    ps = recovery::ParseSyncMode(r["durability"].as<std::string>(), &o.sync_mode);
     if (!ps.ok()) return Error("--durability must be sync, async or off, not '" +
                                r["durability"].as<std::string>() + "'", help);
     o.async_flush_ms = r["async-flush-ms"].as<int>();
     o.hash_log = r.count("hash-log") > 0;
     const int metrics_port = r["metrics-port"].as<int>();
-    if (metrics_port < 0 || metrics_port > 65535) return Error("--metrics-port must be 0..65535", help);
+    if (core::Status s = kMetricsPort.Check(metrics_port); !s.ok()) return Error(s.message(), help);
     o.metrics_port = static_cast<uint16_t>(metrics_port);
     o.agones = r.count("agones") > 0;
     o.agones_health_ms = r["agones-health-ms"].as<int>();

@@ -37,6 +37,7 @@ struct ServerOptions {
   std::string map_path = "maps/dm_arena.map";
   std::string bind_address = "0.0.0.0";
   uint16_t port = proto::kDefaultBasePort;  // lobby; worker i listens on port + 1 + i
+                                            // (0: the system picks each; Server reports them)
   int threads = 1;                 // worker threads, 1..64
   int max_players = 64;            // players online at once
   int max_records = 20000;         // offline player records kept (docs/game.md, "Persistent players")
@@ -65,7 +66,7 @@ struct ServerOptions {
   std::string data_dir;
   recovery::Algorithm checkpoint = recovery::Algorithm::kCou;
   int checkpoint_interval_ms = 0;  // 0: next checkpoint as soon as the previous one is durable
-  recovery::Durability durability = recovery::Durability::kSync;
+  recovery::SyncMode sync_mode = recovery::SyncMode::kSync;
   int async_flush_ms = 200;
   bool hash_log = false;           // data_dir/hash.log: "log-tick state-hash" per frame
 

@@ -9,11 +9,12 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "server/core/log_histogram.h"
+#include "server/core/mutex.h"
 #include "server/core/steady_clock.h"
+#include "server/core/thread_annotations.h"
 
 namespace sv {
 
@@ -162,12 +163,12 @@ class ServerStats {
 
   // Busy time of a frame, world phase start to the end of replies, in microseconds. Written by
   // the frame's master once per frame, read by the stats reporter.
-  void RecordFrame(uint64_t ns) {
-    std::lock_guard<std::mutex> lock(frame_hist_mu_);
+  void RecordFrame(uint64_t ns) EXCLUDES(frame_hist_mu_) {
+    core::MutexLock lock(&frame_hist_mu_);
     frame_hist_.Add(static_cast<double>(ns) / 1000.0);
   }
-  core::LogHistogram FrameHistogram() const {
-    std::lock_guard<std::mutex> lock(frame_hist_mu_);
+  core::LogHistogram FrameHistogram() const EXCLUDES(frame_hist_mu_) {
+    core::MutexLock lock(&frame_hist_mu_);
     return frame_hist_;
   }
   std::atomic<uint64_t> frames{0};
@@ -204,8 +205,8 @@ class ServerStats {
  private:
   int threads_;
   std::vector<ThreadStats> per_thread_;
-  mutable std::mutex frame_hist_mu_;
-  core::LogHistogram frame_hist_;  // GUARDED_BY(frame_hist_mu_)
+  mutable core::Mutex frame_hist_mu_;
+  core::LogHistogram frame_hist_ GUARDED_BY(frame_hist_mu_);
 };
 
 }  // namespace sv

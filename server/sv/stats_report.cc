@@ -61,7 +61,7 @@ std::string Hex64(uint64_t v) {
 
 // The "recovery", "checkpoint" and "log" objects (docs/stats.md).
 void DurabilityJson(const DurabilityReport& d, std::string* j) {
-  const durability::RecoveryReport& r = d.recovery;
+  const durability::WorldRecoveryReport& r = d.recovery;
   *j += "  \"data_dir\": " + JsonString(d.data_dir) + ",\n";
   *j += "  \"recovery\": {\"found_state\": " + std::string(r.found_state ? "true" : "false") +
         ", \"checkpoint_tick\": " + Num(r.checkpoint_tick) +
@@ -212,6 +212,11 @@ std::string ToJson(const StatsReport& r) {
   field("max_players", Num(static_cast<uint64_t>(r.info.max_players)));
   field("instrument", r.info.instrument ? "true" : "false");
   field("uptime_s", Num(r.info.uptime_s));
+  std::string ports = "{\"lobby\": " + Num(static_cast<uint64_t>(r.info.lobby_port)) + ", \"workers\": [";
+  for (size_t w = 0; w < r.info.worker_ports.size(); ++w) {
+    ports += (w ? ", " : "") + Num(static_cast<uint64_t>(r.info.worker_ports[w]));
+  }
+  field("ports", ports + "]}");
   field("players", Num(r.players));
   field("max_players_online", Num(r.max_players_online));
   field("frames", Num(r.frames));

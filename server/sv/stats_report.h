@@ -24,6 +24,8 @@ struct ReportInfo {
   int max_records = 0;
   bool instrument = true;
   double uptime_s = 0;
+  uint16_t lobby_port = 0;             // as bound
+  std::vector<uint16_t> worker_ports;  // as bound, by worker index
 };
 
 // Durability figures (only with a data directory).
@@ -31,7 +33,7 @@ struct DurabilityReport {
   bool enabled = false;
   std::string data_dir, algorithm, mode;
   int interval_ms = 0;
-  durability::RecoveryReport recovery;
+  durability::WorldRecoveryReport recovery;
   durability::DurabilityStats stats;
 };
 

@@ -36,6 +36,12 @@ core::Status CreateServerHost(const std::string& bind_address, uint16_t port, si
   return core::Status::OK();
 }
 
+uint16_t BoundPort(ENetHost* host) {
+  ENetAddress addr{};
+  if (enet_socket_get_address(host->socket, &addr) != 0) return host->address.port;
+  return addr.port;
+}
+
 void SendReliable(ENetPeer* peer, std::span<const uint8_t> bytes) {
   ENetPacket* p = enet_packet_create(bytes.data(), bytes.size(), ENET_PACKET_FLAG_RELIABLE);
   if (p != nullptr && enet_peer_send(peer, proto::kChannelControl, p) != 0) enet_packet_destroy(p);

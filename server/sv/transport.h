@@ -22,9 +22,11 @@ inline constexpr int kSocketBufferBytes = 8 << 20;
 
 // A server host bound to bind_address:port with max_peers peers (clamped to 1..4095),
 // kNumChannels channels, maximumPacketSize = proto::kMaxPacketBytes and socket buffers of
-// kSocketBufferBytes (as far as the kernel allows).
+// kSocketBufferBytes (as far as the kernel allows). Port 0: the system picks one (BoundPort).
 core::Status CreateServerHost(const std::string& bind_address, uint16_t port, size_t max_peers,
                               ENetHost** out);
+// The UDP port `host`'s socket is bound to (host order).
+uint16_t BoundPort(ENetHost* host);
 
 // Reliable, on the control channel.
 void SendReliable(ENetPeer* peer, std::span<const uint8_t> bytes);

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <iterator>
+#include <mutex>
+#include <optional>
 
 #include <spdlog/spdlog.h>
 
@@ -41,12 +43,12 @@ game::UserCmd ToGameCmd(const proto::UserCmd& c) {
 
 core::Status Worker::Create(int index, FrameShared* shared, std::unique_ptr<Worker>* out) {
   const ServerOptions& o = *shared->options;
-  const uint16_t port = static_cast<uint16_t>(o.port + 1 + index);
+  const uint16_t port = o.port == 0 ? 0 : static_cast<uint16_t>(o.port + 1 + index);
   const size_t per_worker = static_cast<size_t>((o.max_players + o.threads - 1) / o.threads);
   ENetHost* host = nullptr;
   core::Status s = CreateServerHost(o.bind_address, port, per_worker + 32, &host);
   if (!s.ok()) return core::Status::IoError("worker " + std::to_string(index) + ": " + s.message());
-  out->reset(new Worker(index, port, host, shared));
+  out->reset(new Worker(index, BoundPort(host), host, shared));
   return core::Status::OK();
 }
 
@@ -59,8 +61,8 @@ Worker::Worker(int index, uint16_t port, ENetHost* host, FrameShared* shared)
       junk_(host, &shared->stats->junk, nullptr) {
   const LockingScheme scheme = shared->options->locking;
   if (scheme == LockingScheme::kAreanode || scheme == LockingScheme::kAreanodeOpt) {
-    locker_ = std::make_unique<RegionLocker>(&world_->tree(),
-                                             scheme == LockingScheme::kAreanodeOpt);
+    locker_ = std::make_unique<game::RegionLocker>(&world_->tree(),
+                                                   scheme == LockingScheme::kAreanodeOpt);
   }
 }
 
@@ -142,13 +144,13 @@ void Worker::HandlePacket(Session* s, const ENetPacket* packet, uint64_t now_ms)
   } else if (type == proto::MessageType::kClientChat && s->active) {
     proto::ClientChat chat;
     if (!proto::Decode(data, &chat).ok()) {
-      Invalid(s, now_ms, proto::KickReason::kInvalidInput);
+      ChargeInvalid(s, now_ms, proto::KickReason::kInvalidInput);
       return;
     }
     shared_->notices.Push(WorkerNotice{WorkerNotice::Kind::kChat, s->player, chat.text});
   } else {
     // Unknown type, a client-bound type, or a message out of order (commands before Hello).
-    Invalid(s, now_ms, proto::KickReason::kInvalidInput);
+    ChargeInvalid(s, now_ms, proto::KickReason::kInvalidInput);
     if (!s->active && !s->closing) Kick(s, proto::KickReason::kInvalidInput, "expected Hello");
   }
 }
@@ -184,7 +186,7 @@ void Worker::HandleHello(Session* s, std::span<const uint8_t> data) {
 void Worker::HandleCommands(Session* s, std::span<const uint8_t> data, uint64_t now_ms) {
   proto::CommandPacket packet;
   if (!proto::Decode(data, &packet).ok()) {
-    Invalid(s, now_ms, proto::KickReason::kInvalidInput);
+    ChargeInvalid(s, now_ms, proto::KickReason::kInvalidInput);
     return;
   }
   s->requested = true;
@@ -203,10 +205,10 @@ void Worker::HandleCommands(Session* s, std::span<const uint8_t> data, uint64_t 
               check.reason == proto::CommandReject::kTooManyCommands;
     }
   }
-  if (rejected) Invalid(s, now_ms, speed ? proto::KickReason::kSpeedHack : proto::KickReason::kInvalidInput);
+  if (rejected) ChargeInvalid(s, now_ms, speed ? proto::KickReason::kSpeedHack : proto::KickReason::kInvalidInput);
 }
 
-void Worker::Invalid(Session* s, uint64_t now_ms, proto::KickReason reason) {
+void Worker::ChargeInvalid(Session* s, uint64_t now_ms, proto::KickReason reason) {
   shared_->stats->invalid_packets.fetch_add(1, std::memory_order_relaxed);
   if (s->closing) return;
   if (s->invalid.Record(now_ms)) {
@@ -295,54 +297,36 @@ void Worker::ExecuteAll(PhaseClock* clock) {
   clock->Carve(Phase::kLockParent, parent.wait_ns - parent_before);
 }
 
-void Worker::LockRegion(game::EntityId player, const game::UserCmd& cmd) {
-  // The leaves under the player's box first: while one of them is held, no other command can
-  // write this player, so its edict may be read to compute the region. The box itself may be
-  // read unlocked: only the player's own commands (this thread) and the world phase move it.
-  locker_->LeavesForBox(world_->BoxOf(player), &leaves_);
-  locker_->LockSorted(leaves_);
-  for (;;) {
-    const game::Region region = world_->RegionOf(player, cmd);
-    locker_->LeavesFor(region, &leaves_);
-    if (locker_->Extend(leaves_)) return;
-    // A lower leaf was busy and everything was released: take the union in order, then
-    // recompute the region (the player may have been pushed meanwhile).
-    ++counters_.retries;
-    locker_->LeavesForBox(world_->BoxOf(player), &box_leaves_);
-    union_leaves_.clear();
-    std::set_union(leaves_.begin(), leaves_.end(), box_leaves_.begin(), box_leaves_.end(),
-                   std::back_inserter(union_leaves_));
-    locker_->LockSorted(union_leaves_);
-  }
-}
-
 void Worker::ExecuteOne(game::EntityId player, const game::UserCmd& cmd) {
-  const LockingScheme scheme = shared_->options->locking;
-  if (scheme == LockingScheme::kGlobal) {
-    if (!shared_->global_lock.try_lock()) {
-      const uint64_t t0 = core::SteadyNs();
-      shared_->global_lock.lock();
-      global_wait_ns_ += core::SteadyNs() - t0;
-    }
-  } else if (locker_) {
-    LockRegion(player, cmd);
-    ++counters_.locked_commands;
-    counters_.distinct_leaves += locker_->held().size();
-  }
-  const core::Status st = world_->ExecuteCommand(player, cmd);
-  // A command is recorded (taking its execution sequence number) while its locks are still held.
-  if (st.ok() && shared_->recorder != nullptr) shared_->recorder->Record(index_, player, cmd);
-  if (scheme == LockingScheme::kGlobal) {
-    shared_->global_lock.unlock();
-  } else if (locker_) {
-    locker_->UnlockAll();
-  }
+  const core::Status st = ExecuteLocked(player, cmd);
   if (!st.ok()) {
     spdlog::debug("worker {}: command {} of player {} refused: {}", index_, cmd.sequence, player,
                   st.ToString());
     return;
   }
   AddRelaxed(shared_->stats->thread(index_).commands, 1);
+}
+
+core::Status Worker::ExecuteLocked(game::EntityId player, const game::UserCmd& cmd) {
+  std::unique_lock<std::mutex> global;        // the `global` scheme
+  std::optional<game::RegionLock> region;     // the areanode schemes
+  if (shared_->options->locking == LockingScheme::kGlobal) {
+    global = std::unique_lock<std::mutex>(shared_->global_lock, std::try_to_lock);
+    if (!global.owns_lock()) {
+      const uint64_t t0 = core::SteadyNs();
+      global.lock();
+      global_wait_ns_ += core::SteadyNs() - t0;
+    }
+  } else if (locker_) {
+    region.emplace(locker_.get(), *world_, player, cmd);
+    counters_.retries += locker_->TakeRetries();
+    ++counters_.locked_commands;
+    counters_.distinct_leaves += locker_->held().size();
+  }
+  const core::Status st = world_->ExecuteCommand(player, cmd);
+  // A command is recorded (taking its execution sequence number) while its locks are still held.
+  if (st.ok() && shared_->recorder != nullptr) shared_->recorder->Record(index_, player, cmd);
+  return st;
 }
 
 // ---- Reply phase -----------------------------------------------------------------------------

@@ -29,7 +29,7 @@
 #include "server/sv/junk_filter.h"
 #include "server/sv/snapshot_builder.h"
 #include "server/sv/transport.h"
-#include "server/sv/region_locker.h"
+#include "server/game/region_locker.h"
 
 namespace sv {
 
@@ -47,7 +47,7 @@ class Worker {
   static core::Status Create(int index, FrameShared* shared, std::unique_ptr<Worker>* out);
   ~Worker();
 
-  uint16_t port() const { return port_; }
+  uint16_t port() const { return port_; }  // as bound (ServerOptions::port 0: the system's pick)
 
   ThreadQueue<PlayerAssignment>& assignments() { return assignments_; }
   ThreadQueue<ReliableEvent>& events() { return events_; }
@@ -71,7 +71,7 @@ class Worker {
   void Shutdown();
 
   FrameCounters& frame_counters() { return counters_; }
-  RegionLocker* locker() { return locker_.get(); }
+  game::RegionLocker* locker() { return locker_.get(); }
 
  private:
   struct Session {
@@ -103,7 +103,9 @@ class Worker {
   void HandlePacket(Session* s, const ENetPacket* packet, uint64_t now_ms);
   void HandleHello(Session* s, std::span<const uint8_t> data);
   void HandleCommands(Session* s, std::span<const uint8_t> data, uint64_t now_ms);
-  void Invalid(Session* s, uint64_t now_ms, proto::KickReason reason);
+  // Counts an invalid packet against the session and kicks it (`reason`) once its rate of
+  // invalid packets is exceeded: a bad packet costs its sender.
+  void ChargeInvalid(Session* s, uint64_t now_ms, proto::KickReason reason);
   void Kick(Session* s, proto::KickReason reason, const std::string& text);
   // Forgets `player`'s session or pending ticket on this worker (duplicate login from
   // rejoin_ip:rejoin_port, host order): kicks the old client, or resets its peer silently if it
@@ -122,7 +124,9 @@ class Worker {
 
   void ExecuteAll(PhaseClock* clock);
   void ExecuteOne(game::EntityId player, const game::UserCmd& cmd);
-  void LockRegion(game::EntityId player, const game::UserCmd& cmd);
+  // Runs the command under the locking scheme's locks (none, the global lock, or its region
+  // through locker_) and records it while they are held.
+  core::Status ExecuteLocked(game::EntityId player, const game::UserCmd& cmd);
 
   const int index_;
   const uint16_t port_;
@@ -130,7 +134,7 @@ class Worker {
   FrameShared* shared_;
   game::World* world_;
   JunkFilter junk_;  // on host_'s intercept hook: drops junk before ENet parses it
-  std::unique_ptr<RegionLocker> locker_;
+  std::unique_ptr<game::RegionLocker> locker_;
   uint64_t next_conn_ = 1;
   std::unordered_map<uint64_t, std::unique_ptr<Session>> sessions_;
   // Active players -> their session (an entry leaves before its session is erased).
@@ -142,7 +146,6 @@ class Worker {
   std::vector<ReliableEvent> event_scratch_;
   std::vector<ENetEvent> pending_;  // arrived during Poll, handled in the next request phase
   std::vector<PendingCommand> commands_;
-  std::vector<int> leaves_, box_leaves_, union_leaves_;  // LockRegion scratch
   InterestIndex interest_;  // this frame's entities by column (reply phase)
   ShownStates shown_;       // this frame's entities as clients see them (reply phase)
   std::vector<game::EntityId> visible_;

@@ -1,8 +1,10 @@
 // The bot cluster against a real aftershock-server on loopback: joining and measuring, identity
 // resumption across bot runs, durability checking across a server crash, stalls of the server
 // and of the bots themselves (SIGSTOP / SIGCONT), and flag errors.
-// Each case runs the real binaries as subprocesses on its own ports; counts are small and every
-// wait is bounded generously, so the assertions are about behaviour, not speed.
+// Each case runs the real binaries as subprocesses; the server binds ports the system picks
+// (--port 0, read back from its stats file) and a restarted server takes its predecessor's.
+// Counts are small and every wait polls something observable with a generous deadline, so the
+// assertions are about behaviour, not speed.
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -11,7 +13,9 @@
 
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -19,6 +23,7 @@
 
 #include "tests/bots/subprocess.h"
 #include "tests/server/mini_json.h"
+#include "tests/server/server_ports.h"
 
 using testing_util::ReadFile;
 using testing_util::Subprocess;
@@ -40,8 +45,18 @@ double JsonNumber(const std::string& json, const std::string& key, const std::st
   return obj.Has(key) ? obj[key].number : NAN;
 }
 
-// A server on `port` with no memory of earlier runs; killed when the object goes.
-std::unique_ptr<Subprocess> StartServer(int port, const std::string& tag, std::vector<std::string> extra = {}) {
+// A server process and the lobby port it bound.
+struct ServerRun {
+  std::unique_ptr<Subprocess> process;
+  uint16_t port = 0;
+};
+
+// A server on `port` (0: ports the system picks) with no memory of earlier runs unless `extra`
+// names a --data-dir; killed when the process object goes. Returns once the server reported its
+// ports in its stats file (its own --stats-out in `extra`, or one of ours): its sockets are bound,
+// so the bots' first datagrams wait in the kernel rather than being refused. The case fails if
+// the server never reports them.
+ServerRun StartServer(uint16_t port, const std::string& tag, std::vector<std::string> extra = {}) {
   std::vector<std::string> argv = {kBin + "/aftershock-server", "--port", std::to_string(port), "--threads", "1",
                                    "--max-players", "32", "--log-level", "warn"};
   argv.insert(argv.end(), extra.begin(), extra.end());
@@ -49,10 +64,23 @@ std::unique_ptr<Subprocess> StartServer(int port, const std::string& tag, std::v
   if (std::find(extra.begin(), extra.end(), "--data-dir") == extra.end()) {
     argv.insert(argv.end(), {"--data-dir", ""});
   }
-  auto p = std::make_unique<Subprocess>(argv, TempPath(tag + ".server.out"), TempPath(tag + ".server.err"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // bots retry anyway; this saves a backoff
-  return p;
+  auto stats_flag = std::find(extra.begin(), extra.end(), "--stats-out");
+  std::string stats = TempPath(tag + ".server.json");
+  if (stats_flag != extra.end() && stats_flag + 1 != extra.end()) {
+    stats = *(stats_flag + 1);
+  } else {
+    argv.insert(argv.end(), {"--stats-out", stats});
+  }
+  std::remove(stats.c_str());
+  ServerRun run;
+  run.process = std::make_unique<Subprocess>(argv, TempPath(tag + ".server.out"), TempPath(tag + ".server.err"));
+  svtest::ServerPorts ports;
+  REQUIRE(svtest::WaitForServerPorts(stats, 30000, &ports));
+  run.port = ports.lobby;
+  return run;
 }
+
+std::string Address(uint16_t port) { return "127.0.0.1:" + std::to_string(port); }
 
 struct BotsRun {
   int rc = -1;
@@ -60,9 +88,9 @@ struct BotsRun {
   std::string err;
 };
 
-BotsRun RunBots(int port, const std::string& tag, std::vector<std::string> extra, double timeout_s = 30) {
+BotsRun RunBots(uint16_t port, const std::string& tag, std::vector<std::string> extra, double timeout_s = 30) {
   const std::string out = TempPath(tag + ".json");
-  std::vector<std::string> argv = {kBin + "/aftershock-bots", "--server", "127.0.0.1:" + std::to_string(port),
+  std::vector<std::string> argv = {kBin + "/aftershock-bots", "--server", Address(port),
                                    "--quiet", "--out", out};
   argv.insert(argv.end(), extra.begin(), extra.end());
   Subprocess bots(argv, TempPath(tag + ".bots.out"), TempPath(tag + ".bots.err"));
@@ -73,19 +101,49 @@ BotsRun RunBots(int port, const std::string& tag, std::vector<std::string> extra
   return r;
 }
 
-// Polls the bots' --series CSV until its newest row reports `bots` connected (true), or the
-// deadline passes (false).
-bool WaitUntilAllPlaying(const std::string& csv_path, int bots, double timeout_s) {
+// Polls the bots' --series CSV (a row per second: t_s,connected,requests_per_s,replies_per_s,...)
+// until `seconds` rows report all `bots` connected and replies received (true), or the deadline
+// passes (false). Two such rows mean a whole second in which every bot played and was answered.
+bool WaitUntilAllPlaying(const std::string& csv_path, int bots, double timeout_s, int seconds = 1) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   while (std::chrono::steady_clock::now() < deadline) {
     std::istringstream rows(ReadFile(csv_path));
-    std::string row, last;
+    std::string row;
+    int playing = 0;
     while (std::getline(rows, row)) {
-      if (!row.empty() && row[0] != 't') last = row;  // skip the header
+      if (row.empty() || row[0] == 't') continue;  // the header
+      double t_s = 0, requests = 0, replies = 0;
+      int connected = 0;
+      if (std::sscanf(row.c_str(), "%lf,%d,%lf,%lf", &t_s, &connected, &requests, &replies) == 4 &&
+          connected == bots && replies > 0) {
+        ++playing;
+      }
     }
-    const size_t comma = last.find(',');
-    if (comma != std::string::npos && std::atoi(last.c_str() + comma + 1) == bots) return true;
+    if (playing >= seconds) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+// The number at `key` of the server's stats file, or -1 while the file is missing.
+double ServerFigure(const std::string& stats, const std::string& key) {
+  const std::string text = ReadFile(stats);
+  return text.empty() ? -1 : JsonNumber(text, key);
+}
+
+// Polls the server's stats file (rewritten every --stats-interval) until it shows replies sent
+// after a stall: a file written after the stall (uptime past `resumed_uptime_s`) is read, then
+// one counting more replies than it. False at the deadline.
+bool WaitUntilServerReplies(const std::string& stats, double resumed_uptime_s, double timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  double baseline = -1;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (baseline < 0) {
+      if (ServerFigure(stats, "uptime_s") >= resumed_uptime_s) baseline = ServerFigure(stats, "replies");
+    } else if (ServerFigure(stats, "replies") > baseline) {
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   return false;
 }
@@ -99,9 +157,9 @@ void Pause(Subprocess& p, int pause_ms) {
 }  // namespace
 
 TEST_CASE("bots join, play and report sane figures") {
-  auto server = StartServer(29610, "sane");
+  const ServerRun server = StartServer(0, "sane");
   const std::string series = TempPath("sane.csv");
-  const BotsRun r = RunBots(29610, "sane",
+  const BotsRun r = RunBots(server.port, "sane",
                             {"--bots", "6", "--duration", "4", "--ramp", "0.5", "--threads", "2", "--series", series});
   INFO(r.json << r.err);
   REQUIRE(r.rc == 0);
@@ -129,21 +187,21 @@ TEST_CASE("bots join, play and report sane figures") {
 }
 
 TEST_CASE("identities resume after the bots restart, and another seed's token is refused") {
-  auto server = StartServer(29620, "resume");
+  const ServerRun server = StartServer(0, "resume");
   const std::vector<std::string> same = {"--bots", "4", "--duration", "2", "--identity-prefix", "res", "--seed", "5"};
-  const BotsRun first = RunBots(29620, "resume1", same);
+  const BotsRun first = RunBots(server.port, "resume1", same);
   INFO(first.json << first.err);
   REQUIRE(first.rc == 0);
   CHECK(JsonNumber(first.json, "resumed") == 0);  // a fresh server: no history yet
 
-  const BotsRun second = RunBots(29620, "resume2", same);
+  const BotsRun second = RunBots(server.port, "resume2", same);
   INFO(second.json << second.err);
   REQUIRE(second.rc == 0);
   CHECK(JsonNumber(second.json, "connected") == 4);
   CHECK(JsonNumber(second.json, "resumed") == 4);  // every JoinAccept said last sequence > 0
   CHECK(std::isnan(JsonNumber(second.json, "wrong_token", "join_failure_reasons")));
 
-  const BotsRun thief = RunBots(29620, "resume3",
+  const BotsRun thief = RunBots(server.port, "resume3",
                                 {"--bots", "2", "--duration", "1.5", "--identity-prefix", "res", "--seed", "6"});
   INFO(thief.json << thief.err);
   CHECK(thief.rc == 1);  // nobody got in
@@ -152,14 +210,15 @@ TEST_CASE("identities resume after the bots restart, and another seed's token is
 }
 
 TEST_CASE("bots with --verify count durability violations when the server forgets its players") {
-  auto server = StartServer(29630, "forget");
+  ServerRun server = StartServer(0, "forget");
   const std::string out = TempPath("forget.json");
-  Subprocess bots({kBin + "/aftershock-bots", "--server", "127.0.0.1:29630", "--bots", "4", "--duration", "7",
-                   "--verify", "--quiet", "--identity-prefix", "dur", "--out", out},
+  const std::string series = TempPath("forget.csv");
+  Subprocess bots({kBin + "/aftershock-bots", "--server", Address(server.port), "--bots", "4", "--duration", "7",
+                   "--verify", "--quiet", "--identity-prefix", "dur", "--series", series, "--out", out},
                   TempPath("forget.bots.out"), TempPath("forget.bots.err"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
-  server->Kill(SIGKILL);  // crash: everything the bots saw applied is lost
-  server = StartServer(29630, "forget2");  // a fresh server, no recovery: remembers nobody
+  REQUIRE(WaitUntilAllPlaying(series, 4, 10, 2));  // every bot was shown commands as applied
+  server.process->Kill(SIGKILL);  // crash: everything the bots saw applied is lost
+  server = StartServer(server.port, "forget2");  // a fresh server, no recovery: remembers nobody
   const int rc = bots.Wait(30);
   const std::string json = ReadFile(out);
   INFO(json << ReadFile(TempPath("forget.bots.err")));
@@ -174,14 +233,15 @@ TEST_CASE("bots with --verify count durability violations when the server forget
 TEST_CASE("bots with --verify report no violation after a crash when the server recovers") {
   const std::string dir = TempPath("recover_data");
   std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
-  auto server = StartServer(29640, "recover", {"--data-dir", dir});
+  ServerRun server = StartServer(0, "recover", {"--data-dir", dir});
   const std::string out = TempPath("recover.json");
-  Subprocess bots({kBin + "/aftershock-bots", "--server", "127.0.0.1:29640", "--bots", "4", "--duration", "7",
-                   "--verify", "--quiet", "--identity-prefix", "rec", "--out", out},
+  const std::string series = TempPath("recover.csv");
+  Subprocess bots({kBin + "/aftershock-bots", "--server", Address(server.port), "--bots", "4", "--duration", "7",
+                   "--verify", "--quiet", "--identity-prefix", "rec", "--series", series, "--out", out},
                   TempPath("recover.bots.out"), TempPath("recover.bots.err"));
-  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
-  server->Kill(SIGKILL);
-  server = StartServer(29640, "recover2", {"--data-dir", dir});
+  REQUIRE(WaitUntilAllPlaying(series, 4, 10, 2));  // every bot has acknowledged commands to check
+  server.process->Kill(SIGKILL);
+  server = StartServer(server.port, "recover2", {"--data-dir", dir});
   const int rc = bots.Wait(30);
   const std::string json = ReadFile(out);
   INFO(json);
@@ -193,21 +253,24 @@ TEST_CASE("bots with --verify report no violation after a crash when the server 
 
 TEST_CASE("a server paused for 0.5, 1 and 2 s under load kicks nobody and loses no bot") {
   const std::string stats = TempPath("stall.server.json");
-  auto server = StartServer(29650, "stall", {"--stats-out", stats});
+  ServerRun server = StartServer(0, "stall", {"--stats-out", stats, "--stats-interval", "0.1"});
   const std::string series = TempPath("stall.csv");
   const std::string out = TempPath("stall.json");
   // --silence-ms above the longest pause: a stalled server is slow, not lost.
-  Subprocess bots({kBin + "/aftershock-bots", "--server", "127.0.0.1:29650", "--bots", "8", "--duration", "10",
+  Subprocess bots({kBin + "/aftershock-bots", "--server", Address(server.port), "--bots", "8", "--duration", "10",
                    "--silence-ms", "5000", "--verify", "--quiet", "--identity-prefix", "stall", "--series", series,
                    "--out", out},
                   TempPath("stall.bots.out"), TempPath("stall.bots.err"));
   REQUIRE(WaitUntilAllPlaying(series, 8, 8));
   for (int pause_ms : {500, 1000, 2000}) {
-    Pause(*server, pause_ms);  // the commands sent meanwhile reach the server in one burst
-    std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    // No stats file is written while the server is stopped, and the one read here is at most
+    // an interval old: a file whose uptime is a pause later than this was written after it.
+    const double uptime_s = ServerFigure(stats, "uptime_s");
+    Pause(*server.process, pause_ms);  // the commands sent meanwhile reach the server in one burst
+    REQUIRE(WaitUntilServerReplies(stats, uptime_s + pause_ms / 1000.0, 10));  // playing again
   }
   const int rc = bots.Wait(30);
-  server->Kill(SIGTERM);  // a clean stop writes the final statistics
+  server.process->Kill(SIGTERM);  // a clean stop writes the final statistics
   const std::string json = ReadFile(out);
   const std::string server_json = ReadFile(stats);
   INFO(json << ReadFile(TempPath("stall.bots.err")) << server_json);
@@ -226,12 +289,12 @@ TEST_CASE("a server paused for 0.5, 1 and 2 s under load kicks nobody and loses 
 }
 
 TEST_CASE("a bot process paused for 1.5 s does not blame the server") {
-  auto server = StartServer(29660, "selfstall");
+  const ServerRun server = StartServer(0, "selfstall");
   const std::string series = TempPath("selfstall.csv");
   const std::string out = TempPath("selfstall.json");
   // At 10 Hz a bot usually has no answer in flight when it stops, so without the stall
   // accounting the pause alone would exceed --silence-ms (750 ms) and every bot would rejoin.
-  Subprocess bots({kBin + "/aftershock-bots", "--server", "127.0.0.1:29660", "--bots", "8", "--duration", "6",
+  Subprocess bots({kBin + "/aftershock-bots", "--server", Address(server.port), "--bots", "8", "--duration", "6",
                    "--rate", "10", "--quiet", "--identity-prefix", "selfstall", "--series", series, "--out", out},
                   TempPath("selfstall.bots.out"), TempPath("selfstall.bots.err"));
   REQUIRE(WaitUntilAllPlaying(series, 8, 5));

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -23,6 +24,7 @@
 
 #include "tests/bots/subprocess.h"
 #include "tests/server/mini_json.h"
+#include "tests/server/server_ports.h"
 
 namespace {
 
@@ -30,7 +32,6 @@ using testing_util::ReadFile;
 using testing_util::Subprocess;
 
 const std::string kBin = AS_BIN_DIR;
-constexpr uint16_t kPort = 29700;
 constexpr int kBots = 8;
 constexpr int kKills = 4;
 
@@ -60,15 +61,21 @@ bool WaitServerUp(uint16_t port) {
   return up;
 }
 
+// Server n on lobby `port` (0: ports the system picks; a restart takes its predecessor's, where
+// the bots look for it). The lobby port it bound: read back from its stats file.
 std::unique_ptr<Subprocess> StartServer(const std::string& data, const std::string& algorithm,
-                                        int n) {
+                                        int n, uint16_t* port) {
+  std::remove(Temp("stats" + std::to_string(n)).c_str());
   const std::vector<std::string> argv = {
-      kBin + "/aftershock-server", "--port", std::to_string(kPort), "--bind", "127.0.0.1",
+      kBin + "/aftershock-server", "--port", std::to_string(*port), "--bind", "127.0.0.1",
       "--threads", "2", "--max-players", "32", "--data-dir", data, "--checkpoint", algorithm,
       "--durability", "sync", "--hash-log", "--stats-out", Temp("stats" + std::to_string(n)),
       "--stats-interval", "1", "--log-level", "warn"};
-  return std::make_unique<Subprocess>(argv, Temp("server.out"),
-                                      Temp("server" + std::to_string(n) + ".err"));
+  auto server = std::make_unique<Subprocess>(argv, Temp("server.out"),
+                                             Temp("server" + std::to_string(n) + ".err"));
+  svtest::ServerPorts ports;
+  *port = svtest::WaitForServerPorts(Temp("stats" + std::to_string(n)), 60000, &ports) ? ports.lobby : 0;
+  return server;
 }
 
 // The last hash line for `tick` among the first `size` bytes of the hash log.
@@ -90,10 +97,12 @@ TEST_CASE("kill -9 at random moments: every restart recovers the live state, "
   std::filesystem::remove_all(data);
   const std::string hash_log = data + "/hash.log";
   const std::vector<std::string> algorithms = {"cou", "pingpong", "naive", "none", "cou"};
-  auto server = StartServer(data, algorithms[0], 0);
-  REQUIRE(WaitServerUp(kPort));
+  uint16_t port = 0;
+  auto server = StartServer(data, algorithms[0], 0, &port);
+  REQUIRE(port != 0);
+  REQUIRE(WaitServerUp(port));
   const std::string bots_json = Temp("bots.json");
-  Subprocess bots({kBin + "/aftershock-bots", "--server", "127.0.0.1:" + std::to_string(kPort),
+  Subprocess bots({kBin + "/aftershock-bots", "--server", "127.0.0.1:" + std::to_string(port),
                    "--bots", std::to_string(kBots), "--duration", "24", "--verify", "--quiet",
                    "--identity-prefix", "crash", "--out", bots_json},
                   Temp("bots.out"), Temp("bots.err"));
@@ -104,8 +113,9 @@ TEST_CASE("kill -9 at random moments: every restart recovers the live state, "
     server->Kill(SIGKILL);  // and reaped: the hash log holds all it wrote, nothing newer
     const size_t size_at_kill =
         std::filesystem::exists(hash_log) ? std::filesystem::file_size(hash_log) : 0;
-    server = StartServer(data, algorithms[k], k);
-    REQUIRE(WaitServerUp(kPort));
+    server = StartServer(data, algorithms[k], k, &port);
+    REQUIRE(port != 0);
+    REQUIRE(WaitServerUp(port));
     INFO("kill " << k << ", restarted with --checkpoint " << algorithms[k] << "; "
                  << ReadFile(Temp("server" + std::to_string(k) + ".err")));
     const svtest::Json stats = svtest::ParseJson(ReadFile(Temp("stats" + std::to_string(k))));

@@ -21,7 +21,7 @@
 #include "server/durability/tick_recorder.h"
 #include "server/game/cmd_script.h"
 #include "server/game/game_test_util.h"
-#include "server/game/region_lock_test_util.h"
+#include "server/game/region_locker.h"
 
 namespace durability {
 namespace {
@@ -35,12 +35,12 @@ constexpr char kDir[] = "/srv/data";
 struct Process {
   game::testing::TestWorld world;
   std::unique_ptr<Durability> dur;
-  RecoveryReport report;
+  WorldRecoveryReport report;
 };
 
 struct RunConfig {
   recovery::Algorithm algorithm = recovery::Algorithm::kCou;
-  recovery::Durability mode = recovery::Durability::kSync;
+  recovery::SyncMode mode = recovery::SyncMode::kSync;
   int checkpoint_interval_ms = 0;
 };
 
@@ -54,7 +54,7 @@ core::Status StartProcess(recovery::FaultEnv* env, const RunConfig& rc, Process*
   o.env = env;
   o.data_dir = kDir;
   o.algorithm = rc.algorithm;
-  o.durability = rc.mode;
+  o.sync_mode = rc.mode;
   o.checkpoint_interval_ms = rc.checkpoint_interval_ms;
   o.async_flush_ms = 2;
   o.segment_bytes = 64 << 10;  // several segments, so recovery crosses and deletion runs
@@ -82,13 +82,12 @@ class Game {
     std::vector<std::vector<std::string>> thread_errors(kThreads);
     for (int th = 0; th < kThreads; ++th) {
       threads.emplace_back([&, th] {
-        std::vector<int> leaves;
+        game::RegionLocker locker(&w->tree(), /*optimized=*/true);  // one per thread, as the server's workers
         for (size_t i = th; i < cmds.size(); i += kThreads) {
-          game::testing::LockRegion(w, cmds[i].player, cmds[i].cmd, /*optimized=*/true, &leaves);
+          game::RegionLock region(&locker, *w, cmds[i].player, cmds[i].cmd);
           const core::Status s = w->ExecuteCommand(cmds[i].player, cmds[i].cmd);
           if (s.ok()) recorder_.Record(th, cmds[i].player, cmds[i].cmd);  // locks still held
           else thread_errors[th].push_back(s.ToString());
-          game::testing::UnlockLeaves(w->tree(), leaves);
         }
       });
     }
@@ -97,7 +96,7 @@ class Game {
     recorder_.MergeInto(&record);
     if (stop == kAfterCommands) return core::Status::OK();
     live_hash_[tick] = w->StateHash();
-    core::Status s = p->dur->EndOfRequests(tick, record);
+    core::Status s = p->dur->AppendTickRecord(tick, record);
     if (!s.ok() || stop == kAfterLogAppend) return s;
     s = p->dur->WaitDurable(tick);
     if (!s.ok() || stop == kAfterWaitDurable) return s;
@@ -172,14 +171,14 @@ void CrashAndRecoverCycles(const RunConfig& rc) {
     const uint64_t appended = proc.dur->recovered_tick() + static_cast<uint64_t>(frames) -
                               (stop == Game::kAfterCommands ? 1 : 0);
     const uint64_t durable_before = proc.dur->durable_tick();
-    if (rc.mode == recovery::Durability::kSync) REQUIRE(durable_before >= appended - 1);
+    if (rc.mode == recovery::SyncMode::kSync) REQUIRE(durable_before >= appended - 1);
     env.Crash(recovery::FaultEnv::CrashMode::kDropUnsynced);  // writers may be mid-write
     proc.dur.reset();                                         // their errors die with them
     proc = Process{};
     game.NewProcess();
 
     REQUIRE(StartProcess(&env, rc, &proc).ok());
-    const RecoveryReport& r = proc.report;
+    const WorldRecoveryReport& r = proc.report;
     INFO("crash after stage " << stop << "; recovered tick " << r.recovered_tick << ", checkpoint "
                               << r.checkpoint_tick << ", replayed " << r.ticks_replayed);
     CHECK(r.recovered_tick >= durable_before);  // no acknowledged tick lost
@@ -201,21 +200,21 @@ void CrashAndRecoverCycles(const RunConfig& rc) {
 constexpr int kOnce = 3600 * 1000;
 
 TEST_CASE("parallel run, crash, recover: cou") {
-  CrashAndRecoverCycles({recovery::Algorithm::kCou, recovery::Durability::kSync, kOnce});
-  CrashAndRecoverCycles({recovery::Algorithm::kCou, recovery::Durability::kSync, 0});
+  CrashAndRecoverCycles({recovery::Algorithm::kCou, recovery::SyncMode::kSync, kOnce});
+  CrashAndRecoverCycles({recovery::Algorithm::kCou, recovery::SyncMode::kSync, 0});
 }
 TEST_CASE("parallel run, crash, recover: naive") {
-  CrashAndRecoverCycles({recovery::Algorithm::kNaive, recovery::Durability::kSync, kOnce});
+  CrashAndRecoverCycles({recovery::Algorithm::kNaive, recovery::SyncMode::kSync, kOnce});
 }
 TEST_CASE("parallel run, crash, recover: pingpong") {
-  CrashAndRecoverCycles({recovery::Algorithm::kPingPong, recovery::Durability::kSync, kOnce});
-  CrashAndRecoverCycles({recovery::Algorithm::kPingPong, recovery::Durability::kSync, 0});
+  CrashAndRecoverCycles({recovery::Algorithm::kPingPong, recovery::SyncMode::kSync, kOnce});
+  CrashAndRecoverCycles({recovery::Algorithm::kPingPong, recovery::SyncMode::kSync, 0});
 }
 TEST_CASE("parallel run, crash, recover: none (log only)") {
-  CrashAndRecoverCycles({recovery::Algorithm::kNone, recovery::Durability::kSync, 0});
+  CrashAndRecoverCycles({recovery::Algorithm::kNone, recovery::SyncMode::kSync, 0});
 }
 TEST_CASE("parallel run, crash, recover: cou with async durability") {
-  CrashAndRecoverCycles({recovery::Algorithm::kCou, recovery::Durability::kAsync, 0});
+  CrashAndRecoverCycles({recovery::Algorithm::kCou, recovery::SyncMode::kAsync, 0});
 }
 
 }  // namespace

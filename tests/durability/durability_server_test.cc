@@ -19,10 +19,10 @@ namespace {
 void PlayStopRecover(sv::ServerOptions o, recovery::Algorithm algorithm) {
   spdlog::set_level(spdlog::level::warn);
   o.data_dir = "/tmp/aftershock_durability_server_" + std::to_string(getpid()) + "_" +
-               std::to_string(o.port);
+               std::to_string(static_cast<int>(algorithm));  // one directory per case
   std::filesystem::remove_all(o.data_dir);
   o.checkpoint = algorithm;
-  o.durability = recovery::Durability::kSync;
+  o.sync_mode = recovery::SyncMode::kSync;
   uint64_t final_hash = 0;
   svtest::PlayResult play;
   {
@@ -31,7 +31,7 @@ void PlayStopRecover(sv::ServerOptions o, recovery::Algorithm algorithm) {
     REQUIRE(server->durability_enabled());
     CHECK_FALSE(server->recovery_report().found_state);
     server->Start();
-    play = svtest::Play(o.port, 10, "d", 1500, 4000, 3);
+    play = svtest::Play(server->lobby_port(), 10, "d", 1500, 4000, 3);
     server->RequestStop();
     server->Wait();
     REQUIRE(server->fatal_status().ok());
@@ -49,7 +49,7 @@ void PlayStopRecover(sv::ServerOptions o, recovery::Algorithm algorithm) {
   }
   std::unique_ptr<sv::Server> again;
   REQUIRE(sv::Server::Create(o, &again).ok());
-  const durability::RecoveryReport& r = again->recovery_report();
+  const durability::WorldRecoveryReport& r = again->recovery_report();
   CHECK(r.found_state);
   CHECK(r.state_hash == final_hash);
   const game::World& w = again->world();  // not started: no thread touches it
@@ -65,17 +65,17 @@ void PlayStopRecover(sv::ServerOptions o, recovery::Algorithm algorithm) {
 }  // namespace
 
 TEST_CASE("durable server, fixed frames, areanode-opt, cou: stop and recover") {
-  PlayStopRecover(svtest::TestOptions(28710, sv::LockingScheme::kAreanodeOpt, 3),
+  PlayStopRecover(svtest::TestOptions(sv::LockingScheme::kAreanodeOpt, 3),
                   recovery::Algorithm::kCou);
 }
 
 TEST_CASE("durable server, request frames, pingpong: stop and recover") {
-  sv::ServerOptions o = svtest::TestOptions(28720, sv::LockingScheme::kAreanodeOpt, 3);
+  sv::ServerOptions o = svtest::TestOptions(sv::LockingScheme::kAreanodeOpt, 3);
   o.frame_mode = sv::FrameMode::kRequest;
   PlayStopRecover(o, recovery::Algorithm::kPingPong);
 }
 
 TEST_CASE("durable server, global locking, naive: stop and recover") {
-  PlayStopRecover(svtest::TestOptions(28730, sv::LockingScheme::kGlobal, 2),
+  PlayStopRecover(svtest::TestOptions(sv::LockingScheme::kGlobal, 2),
                   recovery::Algorithm::kNaive);
 }

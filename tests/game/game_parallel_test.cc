@@ -10,7 +10,7 @@
 #include "server/game/cmd_script.h"
 #include "server/game/game_constants.h"
 #include "server/game/game_test_util.h"
-#include "server/game/region_lock_test_util.h"
+#include "server/game/region_locker.h"
 
 namespace game {
 namespace {
@@ -61,16 +61,13 @@ void RunParallelAndReplay(bool optimized) {
     std::vector<std::thread> threads;
     for (int th = 0; th < kThreads; ++th) {
       threads.emplace_back([&, th] {
-        std::vector<int> leaves;
+        RegionLocker locker(&pw->tree(), optimized);  // as each server worker has its own
         for (size_t i = th; i < cmds.size(); i += kThreads) {
-          testing::LockRegion(pw, cmds[i].player, cmds[i].cmd, optimized, &leaves);
+          RegionLock region(&locker, *pw, cmds[i].player, cmds[i].cmd);
           core::Status s = pw->ExecuteCommand(cmds[i].player, cmds[i].cmd);
-          {
-            std::lock_guard<std::mutex> lock(log_mu);  // logged while the leaves are held
-            log.push_back(cmds[i]);
-            if (!s.ok()) errors.push_back(s.ToString());
-          }
-          testing::UnlockLeaves(pw->tree(), leaves);
+          std::lock_guard<std::mutex> lock(log_mu);  // logged while the leaves are held
+          log.push_back(cmds[i]);
+          if (!s.ok()) errors.push_back(s.ToString());
         }
       });
     }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <mutex>
 #include <string>
@@ -21,6 +22,7 @@
 
 #include "server/core/steady_clock.h"
 #include "tests/bots/subprocess.h"
+#include "tests/server/server_ports.h"
 #include "tests/server/test_client.h"
 
 namespace {
@@ -36,16 +38,20 @@ struct Call {
   std::string body;
 };
 
-// The stand-in sidecar: records calls; answers 503 to the first `fail_ready` /ready calls.
+// The stand-in sidecar: records calls; answers 503 to the first `fail_ready` /ready calls. The
+// game server binds ports the system picks and names them in `stats_path` before it starts the
+// SDK, so a /ready call finds its lobby port there.
 class FakeSidecar {
  public:
-  FakeSidecar(uint16_t game_port, int fail_ready) : game_port_(game_port), fail_ready_(fail_ready) {
+  FakeSidecar(const std::string& stats_path, int fail_ready) : stats_path_(stats_path), fail_ready_(fail_ready) {
     for (const char* path : {"/ready", "/health", "/shutdown"}) {
       http_.Post(path, [this, path](const httplib::Request& req, httplib::Response& res) {
         Call c{path, core::SteadyMs(), false, req.body};
         if (c.path == "/ready") {
           uint32_t challenge = 0;
-          c.game_port_up = svtest::GetChallenge(game_port_, &challenge).ok();
+          svtest::ServerPorts ports;
+          c.game_port_up = svtest::WaitForServerPorts(stats_path_, 0, &ports) &&
+                           svtest::GetChallenge(ports.lobby, &challenge).ok();
         }
         std::lock_guard<std::mutex> lock(mu_);
         calls_.push_back(c);
@@ -72,7 +78,7 @@ class FakeSidecar {
   }
 
  private:
-  const uint16_t game_port_;
+  const std::string stats_path_;
   httplib::Server http_;
   std::thread thread_;
   uint16_t port_ = 0;
@@ -81,11 +87,14 @@ class FakeSidecar {
   int fail_ready_;
 };
 
-std::unique_ptr<Subprocess> StartServer(uint16_t port, uint16_t sdk_port, const std::string& data,
+// The server on ports the system picks, naming them in `stats_path` (removed first: an old file
+// names an old server's ports).
+std::unique_ptr<Subprocess> StartServer(const std::string& stats_path, uint16_t sdk_port, const std::string& data,
                                         const std::vector<std::string>& extra) {
   // The child inherits the environment: the variable Agones sets in a game server's pod.
   setenv("AGONES_SDK_HTTP_PORT", std::to_string(sdk_port).c_str(), 1);
-  std::vector<std::string> argv = {kBin + "/aftershock-server", "--port", std::to_string(port),
+  std::remove(stats_path.c_str());
+  std::vector<std::string> argv = {kBin + "/aftershock-server", "--port", "0", "--stats-out", stats_path,
                                    "--bind", "127.0.0.1", "--threads", "2", "--data-dir", data,
                                    "--log-level", "warn", "--agones", "--agones-health-ms", "200"};
   argv.insert(argv.end(), extra.begin(), extra.end());
@@ -97,18 +106,18 @@ std::unique_ptr<Subprocess> StartServer(uint16_t port, uint16_t sdk_port, const 
 }  // namespace
 
 TEST_CASE("agones: Ready after recovery with the ports open, Health on its interval, Shutdown at a clean end") {
-  const uint16_t port = 29110;
   const std::string data = "/tmp/aftershock_agones_test_" + std::to_string(getpid());
+  const std::string stats = data + ".json";
   std::filesystem::remove_all(data);
   // A first life leaves state behind, so the run below starts with a recovery.
   {
-    FakeSidecar sidecar(port, 0);
-    auto first = StartServer(port, sidecar.port(), data, {"--duration", "1"});
+    FakeSidecar sidecar(stats, 0);
+    auto first = StartServer(stats, sidecar.port(), data, {"--duration", "1"});
     REQUIRE(first->Wait(60) == 0);
   }
-  FakeSidecar sidecar(port, 2);  // the sidecar is not ready at first: the server must retry
+  FakeSidecar sidecar(stats, 2);  // the sidecar is not ready at first: the server must retry
   const uint64_t started = core::SteadyMs();
-  auto server = StartServer(port, sidecar.port(), data, {"--duration", "3"});
+  auto server = StartServer(stats, sidecar.port(), data, {"--duration", "3"});
   REQUIRE(server->Wait(60) == 0);
   const uint64_t ended = core::SteadyMs();
   const std::vector<Call> calls = sidecar.calls();
@@ -138,14 +147,15 @@ TEST_CASE("agones: Ready after recovery with the ports open, Health on its inter
   std::filesystem::remove_all(data);
   std::remove((data + ".out").c_str());
   std::remove((data + ".err").c_str());
+  std::remove(stats.c_str());
 }
 
 TEST_CASE("agones: a SIGTERM ends the server without Shutdown (Agones is already stopping it)") {
-  const uint16_t port = 29120;
   const std::string data = "/tmp/aftershock_agones_sigterm_" + std::to_string(getpid());
+  const std::string stats = data + ".json";
   std::filesystem::remove_all(data);
-  FakeSidecar sidecar(port, 0);
-  auto server = StartServer(port, sidecar.port(), data, {});
+  FakeSidecar sidecar(stats, 0);
+  auto server = StartServer(stats, sidecar.port(), data, {});
   const uint64_t deadline = core::SteadyMs() + 30000;
   auto count = [&](const std::string& path) {
     int n = 0;
@@ -163,4 +173,5 @@ TEST_CASE("agones: a SIGTERM ends the server without Shutdown (Agones is already
   std::filesystem::remove_all(data);
   std::remove((data + ".out").c_str());
   std::remove((data + ".err").c_str());
+  std::remove(stats.c_str());
 }

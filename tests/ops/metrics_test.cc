@@ -104,22 +104,22 @@ TEST_CASE("the rendering is valid exposition text with counters, gauges and a hi
 
 TEST_CASE("tsan: scraping /metrics while clients play never races the frame loop") {
   spdlog::set_level(spdlog::level::warn);
-  sv::ServerOptions o = svtest::TestOptions(29030, sv::LockingScheme::kAreanodeOpt, 2);
-  o.metrics_port = 29035;
+  sv::ServerOptions o = svtest::TestOptions(sv::LockingScheme::kAreanodeOpt, 2);
+  o.metrics_port = 1;  // nonzero: the master publishes; this test's HTTP server binds port 0
   o.data_dir = "/tmp/aftershock_metrics_test_" + std::to_string(getpid());
   std::filesystem::remove_all(o.data_dir);
-  o.durability = recovery::Durability::kSync;
+  o.sync_mode = recovery::SyncMode::kSync;
   const uint64_t start_ms = core::SteadyMs();
   std::unique_ptr<sv::Server> server;
   REQUIRE(sv::Server::Create(o, &server).ok());
   std::unique_ptr<sv::MetricsServer> http;
-  REQUIRE(sv::MetricsServer::Start("127.0.0.1", o.metrics_port, &server->metrics_board(), &http).ok());
+  REQUIRE(sv::MetricsServer::Start("127.0.0.1", 0, &server->metrics_board(), &http).ok());
   server->Start();
   std::atomic<bool> done{false}, saw_requests{false};
   std::atomic<int> scrapes{0};
   std::string last;  // the scraper's until joined
   std::thread scraper([&] {
-    httplib::Client c("127.0.0.1", o.metrics_port);
+    httplib::Client c("127.0.0.1", http->port());
     while (!done.load()) {
       const auto res = c.Get("/metrics");
       if (res && res->status == 200) {
@@ -129,7 +129,7 @@ TEST_CASE("tsan: scraping /metrics while clients play never races the frame loop
       }
     }
   });
-  svtest::PlayResult r = svtest::Play(o.port, 6, "m", 1500, 4000, 3);
+  svtest::PlayResult r = svtest::Play(server->lobby_port(), 6, "m", 1500, 4000, 3);
   // Publication runs every 250 ms: wait (up to 30 s) until a scrape saw the play's requests.
   for (int i = 0; i < 3000 && !saw_requests.load(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));

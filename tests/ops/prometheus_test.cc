@@ -16,6 +16,7 @@
 
 #include "server/core/steady_clock.h"
 #include "tests/bots/subprocess.h"
+#include "tests/server/server_ports.h"
 #include "tests/server/mini_json.h"
 #include "tests/server/test_client.h"
 
@@ -62,14 +63,19 @@ std::optional<double> WaitFor(httplib::Client* api, const std::string& query,
 }  // namespace
 
 TEST_CASE("a real Prometheus scrapes the server under bot load and answers queries") {
-  const uint16_t port = 29020, metrics_port = 29025, prometheus_port = 29026;
+  // The game ports are the system's picks; Prometheus listens and scrapes where it is told
+  // before it starts, so its two TCP ports are fixed.
+  const uint16_t metrics_port = 29025, prometheus_port = 29026;
   const std::string dir = "/tmp/aftershock_prometheus_test_" + std::to_string(getpid());
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
-  Subprocess server({kBin + "/aftershock-server", "--port", std::to_string(port), "--bind",
+  Subprocess server({kBin + "/aftershock-server", "--port", "0", "--stats-out", dir + "/stats.json", "--bind",
                      "127.0.0.1", "--threads", "2", "--metrics-port", std::to_string(metrics_port),
                      "--data-dir", dir + "/data", "--log-level", "warn", "--duration", "120"},
                     dir + "/server.out", dir + "/server.err");
+  svtest::ServerPorts ports;
+  REQUIRE(svtest::WaitForServerPorts(dir + "/stats.json", 30000, &ports));
+  const uint16_t port = ports.lobby;
   REQUIRE(ServerAnswers(port));
   Subprocess bots({kBin + "/aftershock-bots", "--server", "127.0.0.1:" + std::to_string(port),
                    "--bots", "8", "--duration", "60", "--quiet", "--out", dir + "/bots.json"},

@@ -9,6 +9,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <memory>
 #include <random>
@@ -20,6 +21,7 @@
 #include "server/core/steady_clock.h"
 #include "tests/bots/subprocess.h"
 #include "tests/server/mini_json.h"
+#include "tests/server/server_ports.h"
 #include "tests/server/test_client.h"
 
 namespace {
@@ -28,28 +30,34 @@ using testing_util::ReadFile;
 using testing_util::Subprocess;
 
 const std::string kBin = AS_BIN_DIR;
-constexpr uint16_t kPort = 29070;
 
 std::string Temp(const std::string& name) {
   return "/tmp/aftershock_records_crash_" + std::to_string(getpid()) + "_" + name;
 }
 
-bool ServerAnswers() {
+bool ServerAnswers(uint16_t port) {
   for (int i = 0; i < 600; ++i) {
     uint32_t challenge = 0;
-    if (svtest::GetChallenge(kPort, &challenge).ok()) return true;
+    if (svtest::GetChallenge(port, &challenge).ok()) return true;
   }
   return false;
 }
 
-std::unique_ptr<Subprocess> StartServer(const std::string& data, const std::string& algorithm, int n) {
-  return std::make_unique<Subprocess>(
-      std::vector<std::string>{kBin + "/aftershock-server", "--port", std::to_string(kPort),
+// Server n on lobby `port` (0: ports the system picks; a restart takes its predecessor's, where
+// the churning clients look for it). The lobby port it bound: read back from its stats file.
+std::unique_ptr<Subprocess> StartServer(const std::string& data, const std::string& algorithm, int n,
+                                        uint16_t* port) {
+  std::remove(Temp("stats" + std::to_string(n)).c_str());
+  auto server = std::make_unique<Subprocess>(
+      std::vector<std::string>{kBin + "/aftershock-server", "--port", std::to_string(*port),
                                "--bind", "127.0.0.1", "--threads", "2", "--max-players", "16",
                                "--max-records", "6", "--data-dir", data, "--checkpoint", algorithm,
                                "--hash-log", "--stats-out", Temp("stats" + std::to_string(n)),
                                "--stats-interval", "0.2", "--log-level", "warn"},
       Temp("server.out"), Temp("server" + std::to_string(n) + ".err"));
+  svtest::ServerPorts ports;
+  *port = svtest::WaitForServerPorts(Temp("stats" + std::to_string(n)), 60000, &ports) ? ports.lobby : 0;
+  return server;
 }
 
 // The last hash line for `tick` among the first `size` bytes of the hash log.
@@ -82,19 +90,21 @@ TEST_CASE("kill -9 while the record store evicts: every restart recovers the liv
   std::filesystem::remove_all(data);
   const std::string hash_log = data + "/hash.log";
   const std::vector<std::string> algorithms = {"cou", "naive", "pingpong", "none"};
-  auto server = StartServer(data, algorithms[0], 0);
-  REQUIRE(ServerAnswers());
+  uint16_t port = 0;
+  auto server = StartServer(data, algorithms[0], 0, &port);
+  REQUIRE(port != 0);
+  REQUIRE(ServerAnswers(port));
   // Churn: 20 names, each joins and leaves at once; 6 records fit, so leaves evict all the time
   // and some joins resume a record that survived.
   std::atomic<bool> stop{false};
   std::vector<std::thread> churn;
   for (int t = 0; t < 2; ++t) {
-    churn.emplace_back([&stop, t] {
+    churn.emplace_back([&stop, t, port] {
       std::mt19937 rng(static_cast<uint32_t>(t + 1));
       while (!stop.load()) {
         svtest::TestClient c;
         svtest::JoinParams p;
-        p.lobby_port = kPort;
+        p.lobby_port = port;
         p.name = "churn" + std::to_string(rng() % 20);
         p.token = 5;
         if (c.Join(p, 2000).ok()) c.Disconnect();
@@ -114,8 +124,9 @@ TEST_CASE("kill -9 while the record store evicts: every restart recovers the liv
     std::this_thread::sleep_for(std::chrono::milliseconds(200 + rng() % 800));
     server->Kill(SIGKILL);
     const size_t size_at_kill = std::filesystem::file_size(hash_log);
-    server = StartServer(data, algorithms[k], k);
-    REQUIRE(ServerAnswers());
+    server = StartServer(data, algorithms[k], k, &port);
+    REQUIRE(port != 0);
+    REQUIRE(ServerAnswers(port));
     INFO("kill " << k << ", restarted with --checkpoint " << algorithms[k] << "; "
                  << ReadFile(Temp("server" + std::to_string(k) + ".err")));
     const svtest::Json stats = svtest::ParseJson(ReadFile(Temp("stats" + std::to_string(k))));

@@ -134,7 +134,7 @@ FloodResult OneShots(uint16_t port, const std::string& prefix, int count, int th
 }  // namespace
 
 TEST_CASE("1,000 one-shot names cannot fill a 64-player server: honest players still join") {
-  sv::ServerOptions o = svtest::TestOptions(29040, sv::LockingScheme::kAreanodeOpt, 2);
+  sv::ServerOptions o = svtest::TestOptions(sv::LockingScheme::kAreanodeOpt, 2);
   o.max_players = 64;
   o.tick_hz = 60;
   // The new-identity rate limit keeps its defaults. From one address it would refuse a flood
@@ -144,9 +144,10 @@ TEST_CASE("1,000 one-shot names cannot fill a 64-player server: honest players s
   // (Addresses whose hashes share a limiter slot share a bucket; two of them still fit.)
   REQUIRE(o.new_identity_burst >= 125);
   auto server = Start(o);
+  const uint16_t port = server->lobby_port();
   std::vector<std::string> sources;
   for (int a = 1; a <= 8; ++a) sources.push_back("127.0.0." + std::to_string(a));
-  const FloodResult f = OneShots(o.port, "oneshot", 1000, 4, sources);
+  const FloodResult f = OneShots(port, "oneshot", 1000, 4, sources);
   INFO(f.first_other);
   CHECK(f.joined == 1000);  // each leaves, so its slot frees: before, the 65th was refused for good
   CHECK(f.full == 0);
@@ -162,11 +163,11 @@ TEST_CASE("1,000 one-shot names cannot fill a 64-player server: honest players s
   for (int i = 0; i < 64; ++i) {
     honest.push_back(std::make_unique<svtest::TestClient>("127.0.0.100"));
     INFO("honest player " << i);
-    REQUIRE(honest.back()->Join(Params(o.port, "honest" + std::to_string(i), 5), 5000).ok());
+    REQUIRE(honest.back()->Join(Params(port, "honest" + std::to_string(i), 5), 5000).ok());
   }
   // Now the server is full of players who stay: the 65th is refused, as --max-players says.
   svtest::TestClient extra("127.0.0.100");
-  const core::Status refused = extra.Join(Params(o.port, "extra", 5), 5000);
+  const core::Status refused = extra.Join(Params(port, "extra", 5), 5000);
   CHECK_FALSE(refused.ok());
   CHECK(extra.refuse_reason() == proto::RefuseReason::kServerFull);
   CHECK(refused.ToString().find("server full") != std::string::npos);  // not the rate limit
@@ -175,18 +176,19 @@ TEST_CASE("1,000 one-shot names cannot fill a 64-player server: honest players s
 }
 
 TEST_CASE("new names from one address are rate-limited: returning players keep their records") {
-  sv::ServerOptions o = svtest::TestOptions(29050, sv::LockingScheme::kAreanodeOpt, 2);
+  sv::ServerOptions o = svtest::TestOptions(sv::LockingScheme::kAreanodeOpt, 2);
   o.max_players = 16;
   o.max_records = 40;
   o.new_identity_burst = 20;
   o.new_identity_per_min = 0;  // no refill during the test: the counts are exact
   auto server = Start(o);
+  const uint16_t port = server->lobby_port();
   std::vector<uint32_t> applied(5);
   for (int i = 0; i < 5; ++i) {
-    applied[i] = PlayOnce(o.port, "veteran" + std::to_string(i), 70 + i, 10 + i).at_leave;
+    applied[i] = PlayOnce(port, "veteran" + std::to_string(i), 70 + i, 10 + i).at_leave;
   }
   // 200 new names from 127.0.0.1: the 15 tokens left after the veterans' 5, then refusals.
-  const FloodResult f = OneShots(o.port, "flood", 200, 4);
+  const FloodResult f = OneShots(port, "flood", 200, 4);
   CHECK(f.joined == 15);
   CHECK(f.full + f.other == 185);
   CHECK(f.full > 50);  // most reach the limit; the rest find the lobby's slots held by earlier ones
@@ -200,41 +202,42 @@ TEST_CASE("new names from one address are rate-limited: returning players keep t
   // Every veteran comes back to its record: its commands are still applied.
   for (int i = 0; i < 5; ++i) {
     svtest::TestClient c;
-    REQUIRE(JoinBy(&c, Params(o.port, "veteran" + std::to_string(i), 70 + i)).ok());
+    REQUIRE(JoinBy(&c, Params(port, "veteran" + std::to_string(i), 70 + i)).ok());
     CHECK(c.last_applied_sequence() == applied[i]);
     CHECK(applied[i] >= static_cast<uint32_t>(10 + i));
     c.Disconnect();
   }
   // A new player from another address is not limited by the flood's.
   svtest::TestClient other("127.0.0.2");
-  CHECK(JoinBy(&other, Params(o.port, "newcomer", 9)).ok());
+  CHECK(JoinBy(&other, Params(port, "newcomer", 9)).ok());
   // ... while from the flood's address a new name is still refused, with the reason in the text.
   svtest::TestClient again;
-  CHECK_FALSE(JoinBy(&again, Params(o.port, "flood-late", 9)).ok());
+  CHECK_FALSE(JoinBy(&again, Params(port, "flood-late", 9)).ok());
   CHECK(again.refuse_reason() == proto::RefuseReason::kServerFull);
   server->RequestStop();
   server->Wait();
 }
 
 TEST_CASE("a returning player resumes its record, and an evicted one starts afresh") {
-  sv::ServerOptions o = svtest::TestOptions(29060, sv::LockingScheme::kAreanodeOpt, 1);
+  sv::ServerOptions o = svtest::TestOptions(sv::LockingScheme::kAreanodeOpt, 1);
   o.max_players = 4;
   o.max_records = 2;
   auto server = Start(o);
-  const Session first = PlayOnce(o.port, "keeper", 1, 12);
+  const uint16_t port = server->lobby_port();
+  const Session first = PlayOnce(port, "keeper", 1, 12);
   CHECK(first.at_join == 0);
-  const Session second = PlayOnce(o.port, "keeper", 1, 5);
+  const Session second = PlayOnce(port, "keeper", 1, 5);
   CHECK(second.at_join == first.at_leave);  // resumed: the record's sequence carries on
   CHECK(second.at_leave > first.at_leave);
-  PlayOnce(o.port, "gone", 2, 7);                                // store: keeper, gone (full)
-  const Session third = PlayOnce(o.port, "keeper", 1, 1);        // keeper seen again: gone is oldest
+  PlayOnce(port, "gone", 2, 7);                                // store: keeper, gone (full)
+  const Session third = PlayOnce(port, "keeper", 1, 1);        // keeper seen again: gone is oldest
   CHECK(third.at_join == second.at_leave);
-  PlayOnce(o.port, "third", 3, 3);                               // its leave evicts gone
+  PlayOnce(port, "third", 3, 3);                               // its leave evicts gone
   WaitForCounts(*server, 0, 2);
   CHECK(server->Report().records.evicted == 1);
-  const Session keeper = PlayOnce(o.port, "keeper", 1, 1);  // keeper is newest again
+  const Session keeper = PlayOnce(port, "keeper", 1, 1);  // keeper is newest again
   CHECK(keeper.at_join == third.at_leave);
-  const Session gone = PlayOnce(o.port, "gone", 77, 1);  // any token: a new identity
+  const Session gone = PlayOnce(port, "gone", 77, 1);  // any token: a new identity
   CHECK(gone.at_join == 0);
   server->RequestStop();
   server->Wait();

@@ -117,11 +117,11 @@ std::string CheckWorld(const sv::Server& server, const std::vector<std::string>&
   return "";
 }
 
-sv::ServerOptions TestOptions(uint16_t port, sv::LockingScheme locking, int threads) {
+sv::ServerOptions TestOptions(sv::LockingScheme locking, int threads) {
   sv::ServerOptions o;
   o.map_path = "maps/dm_arena.map";
   o.bind_address = "127.0.0.1";
-  o.port = port;
+  o.port = 0;
   o.threads = threads;
   o.max_players = 32;
   o.locking = locking;

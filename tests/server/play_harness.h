@@ -33,7 +33,8 @@ PlayResult Play(uint16_t lobby_port, int n, const std::string& prefix, int play_
 // player's box is inside solid geometry, and every pickup is still a pickup; else what failed.
 std::string CheckWorld(const sv::Server& server, const std::vector<std::string>& names);
 
-// Options for an in-process test server on 127.0.0.1 at `port`.
-sv::ServerOptions TestOptions(uint16_t port, sv::LockingScheme locking, int threads);
+// Options for an in-process test server on 127.0.0.1 at ports the system picks (port 0): read
+// them back with Server::lobby_port() / worker_port() after Create.
+sv::ServerOptions TestOptions(sv::LockingScheme locking, int threads);
 
 }  // namespace svtest

@@ -17,6 +17,7 @@
 #include "tests/bots/subprocess.h"
 #include "tests/server/mini_json.h"
 #include "tests/server/play_harness.h"
+#include "tests/server/server_ports.h"
 #include "tests/server/test_client.h"
 
 namespace {
@@ -39,6 +40,23 @@ bool WaitServerUp(uint16_t port) {
                                50, &reply).ok()) {
       return proto::ParseChallengeReply(reply, &challenge).ok();
     }
+  }
+  return false;
+}
+
+// The lobby port of a server started with --port 0 --stats-out stats (0 if it never said).
+uint16_t LobbyPort(const std::string& stats) {
+  svtest::ServerPorts ports;
+  return svtest::WaitForServerPorts(stats, 30000, &ports) ? ports.lobby : 0;
+}
+
+// Polls the stats file (rewritten every --stats-interval) until it counts a completed frame.
+bool WaitForFrames(const std::string& stats) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (std::chrono::steady_clock::now() < deadline) {
+    const std::string text = ReadFile(stats);
+    if (!text.empty() && svtest::ParseJson(text)["frames"].number > 0) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   return false;
 }
@@ -76,14 +94,15 @@ TEST_CASE("bad flags exit 2 with the help text") {
 }
 
 TEST_CASE("a --duration run with clients exits 0 and writes valid stats") {
-  const uint16_t port = 28600;
   const std::string stats = "/tmp/aftershock_binary_test_" + std::to_string(getpid()) + ".json";
   std::remove(stats.c_str());
   const std::string data = "/tmp/aftershock_binary_test_" + std::to_string(getpid()) + ".data";
   std::filesystem::remove_all(data);
-  auto server = Spawn({"--port", std::to_string(port), "--bind", "127.0.0.1", "--threads", "2",
+  auto server = Spawn({"--port", "0", "--bind", "127.0.0.1", "--threads", "2",
                        "--duration", "4", "--stats-out", stats, "--stats-interval", "1",
                        "--log-level", "warn", "--data-dir", data});
+  const uint16_t port = LobbyPort(stats);
+  REQUIRE(port != 0);
   REQUIRE(WaitServerUp(port));
   svtest::PlayResult r = svtest::Play(port, 6, "bin", 1500, 1500, 5);
   INFO(r.join_error);
@@ -101,14 +120,15 @@ TEST_CASE("a --duration run with clients exits 0 and writes valid stats") {
 }
 
 TEST_CASE("SIGTERM shuts the server down cleanly with stats written") {
-  const uint16_t port = 28620;
   const std::string stats = "/tmp/aftershock_sigterm_test_" + std::to_string(getpid()) + ".json";
   std::remove(stats.c_str());
-  auto server = Spawn({"--port", std::to_string(port), "--bind", "127.0.0.1", "--threads", "1",
-                       "--locking", "sequential", "--stats-out", stats, "--log-level", "warn",
-                       "--data-dir", ""});
+  auto server = Spawn({"--port", "0", "--bind", "127.0.0.1", "--threads", "1",
+                       "--locking", "sequential", "--stats-out", stats, "--stats-interval", "0.05",
+                       "--log-level", "warn", "--data-dir", ""});
+  const uint16_t port = LobbyPort(stats);
+  REQUIRE(port != 0);
   REQUIRE(WaitServerUp(port));
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  REQUIRE(WaitForFrames(stats));  // running frames: the stop below interrupts a live server
   server->Signal(SIGTERM);
   REQUIRE(server->Wait(10) == 0);
   CheckStats(svtest::ParseJson(ReadFile(stats)), 1);

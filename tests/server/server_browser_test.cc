@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -17,6 +18,7 @@
 
 #include "server/core/steady_clock.h"
 #include "tests/bots/subprocess.h"
+#include "tests/server/server_ports.h"
 #include "tests/server/test_client.h"
 
 namespace {
@@ -63,6 +65,13 @@ std::vector<std::string> Lines(const std::string& s) {
   return lines;
 }
 
+// A fresh stats file path for one case (the server reports its ports there).
+std::string StatsPath(const std::string& tag) {
+  const std::string path = "/tmp/aftershock_browser_test_" + std::to_string(getpid()) + "_" + tag + ".json";
+  std::remove(path.c_str());
+  return path;
+}
+
 // Keeps the clients playing (so they stay connected) for about ms milliseconds.
 void Play(std::vector<std::unique_ptr<svtest::TestClient>>& clients, int ms) {
   const uint64_t end = core::SteadyMs() + static_cast<uint64_t>(ms);
@@ -78,11 +87,14 @@ void Play(std::vector<std::unique_ptr<svtest::TestClient>>& clients, int ms) {
 }  // namespace
 
 TEST_CASE("quakestat -qws lists the server and, with -P, its players") {
-  const uint16_t port = 29000;
-  Subprocess server({AS_SERVER_BIN, "--port", std::to_string(port), "--bind", "127.0.0.1",
+  const std::string stats = StatsPath("list");
+  Subprocess server({AS_SERVER_BIN, "--port", "0", "--stats-out", stats, "--bind", "127.0.0.1",
                      "--max-players", "8", "--hostname", "Aftershock browser test",
                      "--log-level", "warn", "--data-dir", "", "--duration", "120"},
                     "/dev/null", "/dev/null");
+  svtest::ServerPorts ports;
+  REQUIRE(svtest::WaitForServerPorts(stats, 30000, &ports));
+  const uint16_t port = ports.lobby;
   REQUIRE(ServerAnswers(port));
   std::vector<std::unique_ptr<svtest::TestClient>> clients;
   for (const char* name : {"alice", "bob the brave"}) {
@@ -147,10 +159,13 @@ TEST_CASE("quakestat -qws lists the server and, with -P, its players") {
 }
 
 TEST_CASE("status requests beyond a source's budget get no reply, and qstat's form is answered") {
-  const uint16_t port = 29010;
-  Subprocess server({AS_SERVER_BIN, "--port", std::to_string(port), "--bind", "127.0.0.1",
+  const std::string stats = StatsPath("budget");
+  Subprocess server({AS_SERVER_BIN, "--port", "0", "--stats-out", stats, "--bind", "127.0.0.1",
                      "--log-level", "warn", "--data-dir", "", "--duration", "120"},
                     "/dev/null", "/dev/null");
+  svtest::ServerPorts ports;
+  REQUIRE(svtest::WaitForServerPorts(stats, 30000, &ports));
+  const uint16_t port = ports.lobby;
   REQUIRE(ServerAnswers(port));
   // One socket (one source address and port) asks 40 times at once: the budget is 8 at once
   // and 4 per second (docs/protocol.md, 3), so most go unanswered; a fresh source is answered.

@@ -60,13 +60,13 @@ bool DrainUntilApplied(const std::vector<svtest::TestClient*>& clients, Clock::t
 
 TEST_CASE("a client whose packets are held for 2 s and released in a burst is not punished") {
   spdlog::set_level(spdlog::level::warn);
-  const uint16_t port = 28800;  // lobby; its worker listens on 28801
-  const uint16_t relay_port = 28810;
   std::unique_ptr<sv::Server> server;
-  REQUIRE(sv::Server::Create(svtest::TestOptions(port, sv::LockingScheme::kAreanodeOpt, 1), &server).ok());
+  REQUIRE(sv::Server::Create(svtest::TestOptions(sv::LockingScheme::kAreanodeOpt, 1), &server).ok());
   server->Start();
+  const uint16_t port = server->lobby_port();
   std::unique_ptr<svtest::UdpRelay> relay;
-  REQUIRE(svtest::UdpRelay::Start(relay_port, static_cast<uint16_t>(port + 1), &relay).ok());
+  REQUIRE(svtest::UdpRelay::Start(0, server->worker_port(0), &relay).ok());
+  const uint16_t relay_port = relay->listen_port();
 
   svtest::TestClient direct, delayed;
   svtest::JoinParams p;

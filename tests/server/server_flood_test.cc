@@ -18,6 +18,7 @@
 #include "server/core/steady_clock.h"
 #include "tests/bots/subprocess.h"
 #include "tests/server/mini_json.h"
+#include "tests/server/server_ports.h"
 #include "tests/server/test_client.h"
 
 namespace {
@@ -59,6 +60,21 @@ void PlayFor(std::vector<std::unique_ptr<svtest::TestClient>>& clients, int play
   }
 }
 
+// Polls the server's stats file (rewritten every second) until it counts at least `dropped`
+// junk datagrams, or deadline_ms; returns the last stats read (empty if none).
+svtest::Json WaitForJunkDropped(const std::string& stats, double dropped, uint64_t deadline_ms) {
+  svtest::Json j;
+  while (core::SteadyMs() < deadline_ms) {
+    const std::string text = ReadFile(stats);
+    if (!text.empty()) {
+      j = svtest::ParseJson(text);
+      if (j.Has("junk") && j["junk"]["dropped"].number >= dropped) break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return j;
+}
+
 // Services until every client saw its last command applied, or the deadline.
 bool DrainApplied(std::vector<std::unique_ptr<svtest::TestClient>>& clients, int deadline_ms) {
   const uint64_t end = core::SteadyMs() + static_cast<uint64_t>(deadline_ms);
@@ -84,13 +100,16 @@ bool DrainApplied(std::vector<std::unique_ptr<svtest::TestClient>>& clients, int
 }  // namespace
 
 TEST_CASE("a junk flood from another process costs the sender, not the players") {
-  const uint16_t port = 28740;
   const std::string tag = "/tmp/aftershock_flood_test_" + std::to_string(getpid());
   const std::string stats = tag + ".json";
   std::remove(stats.c_str());
-  Subprocess server({AS_SERVER_BIN, "--port", std::to_string(port), "--bind", "127.0.0.1", "--threads", "2",
+  Subprocess server({AS_SERVER_BIN, "--port", "0", "--bind", "127.0.0.1", "--threads", "2",
                      "--data-dir", "", "--stats-out", stats, "--stats-interval", "1", "--log-level", "warn"},
                     "/dev/null", tag + ".server.err");
+  svtest::ServerPorts ports;
+  REQUIRE(svtest::WaitForServerPorts(stats, 30000, &ports));
+  REQUIRE(ports.workers.size() == 2);
+  const uint16_t port = ports.lobby;
   REQUIRE(ServerAnswers(port, 100));
 
   std::vector<std::unique_ptr<svtest::TestClient>> players;
@@ -104,14 +123,16 @@ TEST_CASE("a junk flood from another process costs the sender, not the players")
     players.push_back(std::move(c));
   }
   // Every kind of junk at the lobby and both workers, from 8 source ports, for 5 s.
-  Subprocess flood({AS_FLOOD_BIN, "--server", "127.0.0.1:" + std::to_string(port), "--workers", "2",
+  const std::string flood_ports = std::to_string(port) + "," + std::to_string(ports.workers[0]) + "," +
+                                  std::to_string(ports.workers[1]);
+  Subprocess flood({AS_FLOOD_BIN, "--server", "127.0.0.1:" + std::to_string(port), "--ports", flood_ports,
                     "--rate", "5000", "--duration", "5", "--sockets", "8", "--out", tag + ".flood.json"},
                    "/dev/null", tag + ".flood.err");
   // A player who joins during the flood, on its own thread (its own ENet host).
   svtest::TestClient late;
   core::Status late_join = core::Status::IoError("not run");
   std::thread joiner([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+    WaitForJunkDropped(stats, 1, core::SteadyMs() + 20000);  // the flood has reached the server
     svtest::JoinParams p;
     p.lobby_port = port;
     p.name = "latecomer";
@@ -133,16 +154,7 @@ TEST_CASE("a junk flood from another process costs the sender, not the players")
   CHECK(ServerAnswers(port, 20));
 
   // The stats file is rewritten every second: poll it for the flood's traces.
-  svtest::Json j;
-  const uint64_t deadline = core::SteadyMs() + 10000;
-  while (core::SteadyMs() < deadline) {
-    const std::string text = ReadFile(stats);
-    if (!text.empty()) {
-      j = svtest::ParseJson(text);
-      if (j.Has("junk") && j["junk"]["dropped"].number >= 1000) break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  }
+  const svtest::Json j = WaitForJunkDropped(stats, 1000, core::SteadyMs() + 10000);
   REQUIRE(j.Has("junk"));
   const svtest::Json& junk = j["junk"];
   INFO(ReadFile(stats));

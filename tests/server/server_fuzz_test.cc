@@ -56,11 +56,11 @@ std::vector<uint8_t> Mutate(std::mt19937_64& rng, std::vector<uint8_t> b) {
 
 TEST_CASE("malformed packets cost their sender, never the server") {
   spdlog::set_level(spdlog::level::warn);
-  const uint16_t port = 28400;
-  sv::ServerOptions o = svtest::TestOptions(port, sv::LockingScheme::kAreanodeOpt, 2);
+  sv::ServerOptions o = svtest::TestOptions(sv::LockingScheme::kAreanodeOpt, 2);
   std::unique_ptr<sv::Server> server;
   REQUIRE(sv::Server::Create(o, &server).ok());
   server->Start();
+  const uint16_t port = server->lobby_port();
 
   std::vector<std::unique_ptr<svtest::TestClient>> legit;
   for (int i = 0; i < 4; ++i) {
@@ -81,8 +81,7 @@ TEST_CASE("malformed packets cost their sender, never the server") {
   REQUIRE(speeder.Join(pa, 3000).ok());
 
   std::mt19937_64 rng(12345);
-  const std::vector<uint16_t> ports = {port, static_cast<uint16_t>(port + 1),
-                                       static_cast<uint16_t>(port + 2)};
+  const std::vector<uint16_t> ports = {port, server->worker_port(0), server->worker_port(1)};
   for (int round = 0; round < 60; ++round) {
     for (auto& c : legit) c->SendCommand(300, 0, static_cast<float>(round * 6 % 360) - 180, 0, 33);
     // Raw datagrams: garbage, and garbage behind the connectionless prefix.

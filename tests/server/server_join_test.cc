@@ -9,6 +9,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "server/core/steady_clock.h"
 #include "server/protocol/connectionless.h"
 #include "server/sv/server.h"
 #include "tests/server/play_harness.h"
@@ -16,9 +17,9 @@
 
 namespace {
 
-std::unique_ptr<sv::Server> StartServer(uint16_t port, int max_players) {
+std::unique_ptr<sv::Server> StartServer(int max_players) {
   spdlog::set_level(spdlog::level::warn);
-  sv::ServerOptions o = svtest::TestOptions(port, sv::LockingScheme::kAreanodeOpt, 2);
+  sv::ServerOptions o = svtest::TestOptions(sv::LockingScheme::kAreanodeOpt, 2);
   o.max_players = max_players;
   std::unique_ptr<sv::Server> server;
   REQUIRE(sv::Server::Create(o, &server).ok());
@@ -37,8 +38,8 @@ svtest::JoinParams Params(uint16_t port, const std::string& name, uint64_t token
 }  // namespace
 
 TEST_CASE("join refusals name their reason") {
-  const uint16_t port = 28300;
-  auto server = StartServer(port, 2);
+  auto server = StartServer(2);
+  const uint16_t port = server->lobby_port();
   svtest::TestClient a, b;
   REQUIRE(a.Join(Params(port, "alice", 11), 3000).ok());
   REQUIRE(b.Join(Params(port, "bob", 22), 3000).ok());
@@ -85,10 +86,12 @@ TEST_CASE("join refusals name their reason") {
   SECTION("wrong token for a known identity, right token resumes it") {
     a.Disconnect();
     // The worker notices the disconnect and the master applies the leave in a world phase.
-    for (int i = 0; i < 50; ++i) {
+    const uint64_t deadline = core::SteadyMs() + 10000;
+    while (server->Report().leaves == 0 && core::SteadyMs() < deadline) {
       a.Service(0);
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
+    REQUIRE(server->Report().leaves == 1);
     svtest::TestClient c;
     CHECK(c.Join(Params(port, "alice", 999), 3000).code() == core::Status::Code::kRefused);
     CHECK(c.refuse_reason() == proto::RefuseReason::kWrongToken);
@@ -101,8 +104,8 @@ TEST_CASE("join refusals name their reason") {
 }
 
 TEST_CASE("connectionless status lists map and players") {
-  const uint16_t port = 28310;
-  auto server = StartServer(port, 8);
+  auto server = StartServer(8);
+  const uint16_t port = server->lobby_port();
   svtest::TestClient a;
   REQUIRE(a.Join(Params(port, "alice", 11), 3000).ok());
   // The master republishes the status board about once a second.
@@ -131,8 +134,8 @@ TEST_CASE("joins and duplicate logins arriving in one frame keep the tick record
   // breaks the tick record (leaves come before joins) and aborted the server under bot load.
   // Several rounds of concurrent joins, half of them identities already online, make it very
   // likely that the master sees both kinds in one batch.
-  const uint16_t port = 28320;
-  auto server = StartServer(port, 32);
+  auto server = StartServer(32);
+  const uint16_t port = server->lobby_port();
   std::vector<std::unique_ptr<svtest::TestClient>> online;
   for (int i = 0; i < 4; ++i) {
     online.push_back(std::make_unique<svtest::TestClient>());

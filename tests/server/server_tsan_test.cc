@@ -23,7 +23,7 @@ void Race(sv::ServerOptions o, int clients) {
   std::unique_ptr<sv::Server> server;
   REQUIRE(sv::Server::Create(o, &server).ok());
   server->Start();
-  svtest::PlayResult r = svtest::Play(o.port, clients, "t", 1500, 4000, 3);
+  svtest::PlayResult r = svtest::Play(server->lobby_port(), clients, "t", 1500, 4000, 3);
   server->RequestStop();
   server->Wait();
   INFO(r.join_error);
@@ -36,37 +36,38 @@ void Race(sv::ServerOptions o, int clients) {
 }  // namespace
 
 TEST_CASE("tsan: global locking with 4 threads") {
-  Race(svtest::TestOptions(28500, sv::LockingScheme::kGlobal, 4), 12);
+  Race(svtest::TestOptions(sv::LockingScheme::kGlobal, 4), 12);
 }
 
 TEST_CASE("tsan: areanode locking with 4 threads") {
-  Race(svtest::TestOptions(28510, sv::LockingScheme::kAreanode, 4), 12);
+  Race(svtest::TestOptions(sv::LockingScheme::kAreanode, 4), 12);
 }
 
 TEST_CASE("tsan: areanode-opt locking with 4 threads") {
-  Race(svtest::TestOptions(28520, sv::LockingScheme::kAreanodeOpt, 4), 12);
+  Race(svtest::TestOptions(sv::LockingScheme::kAreanodeOpt, 4), 12);
 }
 
 TEST_CASE("tsan: request frame mode with 3 threads") {
-  sv::ServerOptions o = svtest::TestOptions(28530, sv::LockingScheme::kAreanodeOpt, 3);
+  sv::ServerOptions o = svtest::TestOptions(sv::LockingScheme::kAreanodeOpt, 3);
   o.frame_mode = sv::FrameMode::kRequest;
   Race(o, 12);
 }
 
 TEST_CASE("tsan: junk at every port while clients play and the stats are read") {
   spdlog::set_level(spdlog::level::warn);
-  sv::ServerOptions o = svtest::TestOptions(28540, sv::LockingScheme::kAreanodeOpt, 2);
+  sv::ServerOptions o = svtest::TestOptions(sv::LockingScheme::kAreanodeOpt, 2);
   std::unique_ptr<sv::Server> server;
   REQUIRE(sv::Server::Create(o, &server).ok());
   server->Start();
   std::atomic<bool> stop{false};
+  const uint16_t ports[3] = {server->lobby_port(), server->worker_port(0), server->worker_port(1)};
   std::thread junk([&] {
     std::mt19937_64 rng(11);
     for (int i = 0; !stop.load() && i < 3000; ++i) {
       std::vector<uint8_t> d(1 + rng() % (i % 10 == 0 ? 6000 : 300));
       for (uint8_t& b : d) b = static_cast<uint8_t>(rng());
       if (i % 7 == 0) d.insert(d.begin(), {0xFF, 0xFF, 0xFF, 0xFF});
-      svtest::SendRawUdp(static_cast<uint16_t>(o.port + i % 3), d);
+      svtest::SendRawUdp(ports[i % 3], d);
       if (i % 20 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
   });
@@ -76,7 +77,7 @@ TEST_CASE("tsan: junk at every port while clients play and the stats are read") 
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   });
-  svtest::PlayResult r = svtest::Play(o.port, 6, "j", 1500, 4000, 5);
+  svtest::PlayResult r = svtest::Play(server->lobby_port(), 6, "j", 1500, 4000, 5);
   stop = true;
   junk.join();
   reader.join();

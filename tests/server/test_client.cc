@@ -90,6 +90,12 @@ TestClient::TestClient(const std::string& source_address, uint16_t source_port)
   host_ = enet_host_create(bound ? &bind : nullptr, 2, proto::kNumChannels, 0, 0);
 }
 
+uint16_t TestClient::local_port() const {
+  if (host_ == nullptr) return 0;
+  ENetAddress addr{};
+  return enet_socket_get_address(host_->socket, &addr) == 0 ? addr.port : 0;
+}
+
 void TestClient::Abandon() {
   if (host_ != nullptr) enet_host_destroy(host_);  // resets its peers: nothing is sent
   host_ = nullptr;

@@ -65,6 +65,9 @@ class TestClient {
   // the ENet host is destroyed with no disconnect sent.
   void Abandon();
 
+  // The UDP port the client sends from (0 once abandoned).
+  uint16_t local_port() const;
+
   bool connected() const { return worker_peer_ != nullptr && !disconnected_; }
   bool kicked() const { return kick_.has_value(); }
   const std::optional<proto::Kick>& kick() const { return kick_; }

@@ -30,6 +30,13 @@ core::Status UdpRelay::Start(uint16_t listen_port, uint16_t server_port, std::un
   return core::Status::OK();
 }
 
+uint16_t UdpRelay::listen_port() const {
+  sockaddr_in a{};
+  socklen_t len = sizeof a;
+  if (::getsockname(client_fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0) return 0;
+  return ntohs(a.sin_port);
+}
+
 UdpRelay::UdpRelay(int client_fd, int server_fd)
     : client_fd_(client_fd), server_fd_(server_fd), thread_([this] { Run(); }) {}
 

@@ -18,8 +18,8 @@ namespace svtest {
 
 class UdpRelay {
  public:
-  // Listens on 127.0.0.1:listen_port and forwards to 127.0.0.1:server_port; replies go back to
-  // the address the client last sent from.
+  // Listens on 127.0.0.1:listen_port (0: a port the system picks, see listen_port()) and
+  // forwards to 127.0.0.1:server_port; replies go back to the address the client last sent from.
   static core::Status Start(uint16_t listen_port, uint16_t server_port, std::unique_ptr<UdpRelay>* out);
   ~UdpRelay();  // stops and joins the relay's thread, closes the sockets
   UdpRelay(const UdpRelay&) = delete;
@@ -29,6 +29,7 @@ class UdpRelay {
   // order, in one go. Server-to-client datagrams keep flowing.
   void HoldClientDatagrams(int hold_ms);
   bool holding() const;
+  uint16_t listen_port() const;  // as bound
   // Datagrams that were held and then released in a burst, over the relay's life.
   uint64_t released_after_hold() const { return released_after_hold_.load(); }
 

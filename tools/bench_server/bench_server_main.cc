@@ -28,7 +28,8 @@ std::vector<std::string> Split(const std::string& s) {
 
 bool RunOne(const std::string& map, uint16_t port, int threads, sv::LockingScheme locking,
             bool instrument, int clients, int seconds, sv::StatsReport* out) {
-  sv::ServerOptions o = svtest::TestOptions(port, locking, threads);
+  sv::ServerOptions o = svtest::TestOptions(locking, threads);
+  o.port = port;
   o.map_path = map;
   o.max_players = std::max(clients, 8);
   o.instrument = instrument;
@@ -40,7 +41,7 @@ bool RunOne(const std::string& map, uint16_t port, int threads, sv::LockingSchem
     return false;
   }
   server->Start();
-  svtest::PlayResult r = svtest::Play(port, clients, "b", seconds * 1000, 1000, 1);
+  svtest::PlayResult r = svtest::Play(server->lobby_port(), clients, "b", seconds * 1000, 1000, 1);
   server->RequestStop();
   server->Wait();
   if (r.joined != clients) std::fprintf(stderr, "only %d of %d joined: %s\n", r.joined, clients, r.join_error.c_str());

@@ -99,7 +99,7 @@ core::Status RunCell(const Config& cfg, Algorithm algo, int updates, const Zipf&
   std::vector<uint8_t> state(uint64_t{cfg.objects} * cfg.object_size, 0);
   recovery::LogOptions lo;
   lo.dir = dir;
-  lo.durability = recovery::Durability::kAsync;
+  lo.sync_mode = recovery::SyncMode::kAsync;
   std::unique_ptr<recovery::LogWriter> log;
   if (core::Status s = recovery::LogWriter::Open(lo, &log); !s.ok()) return s;
   recovery::CheckpointOptions co;

@@ -22,14 +22,22 @@
 
 #include <cxxopts.hpp>
 
+#include "server/core/int_range.h"
 #include "tools/flood/junk_datagrams.h"
 
 namespace {
 
 constexpr int kMaxRate = 200'000;        // datagrams per second
+constexpr double kMinDurationS = 0.1;    // seconds
 constexpr double kMaxDurationS = 300;    // seconds
 constexpr int kMaxSockets = 64;
 constexpr int kMaxTargets = 65;          // the lobby and up to 64 workers
+
+std::string FormatSeconds(double s) {
+  std::ostringstream out;
+  out << s;
+  return out.str();
+}
 
 struct Options {
   uint32_t host = 0;               // host byte order, inside 127.0.0.0/8
@@ -214,7 +222,8 @@ std::string FillOptions(const cxxopts::ParseResult& r, Options* o) {
   std::string error;
   if (!ParseTarget(r["server"].as<std::string>(), &o->host, &base, &error)) return error;
   const int workers = r["workers"].as<int>();
-  if (workers < 0 || workers + 1 > kMaxTargets || base + workers > 65535) return "--workers must be 0..64";
+  const core::IntRange worker_range{"--workers", 0, kMaxTargets - 1};
+  if (!worker_range.Contains(workers) || base + workers > 65535) return worker_range.Describe();
   const std::vector<std::string> ports = SplitCommas(r["ports"].as<std::string>());
   if (ports.empty()) {
     for (int i = 0; i <= workers; ++i) o->ports.push_back(static_cast<uint16_t>(base + i));
@@ -224,11 +233,13 @@ std::string FillOptions(const cxxopts::ParseResult& r, Options* o) {
     if (v < 1 || v > 65535 || std::to_string(v) != p) return "--ports: bad port '" + p + "'";
     o->ports.push_back(static_cast<uint16_t>(v));
   }
-  if (o->ports.size() > kMaxTargets) return "--ports: at most 65 ports";
+  if (o->ports.size() > kMaxTargets) return "--ports: at most " + std::to_string(kMaxTargets) + " ports";
   o->rate = r["rate"].as<int>();
-  if (o->rate < 1 || o->rate > kMaxRate) return "--rate must be 1..200000";
+  if (core::Status s = core::IntRange{"--rate", 1, kMaxRate}.Check(o->rate); !s.ok()) return s.message();
   o->duration_s = r["duration"].as<double>();
-  if (!(o->duration_s >= 0.1 && o->duration_s <= kMaxDurationS)) return "--duration must be 0.1..300";
+  if (!(o->duration_s >= kMinDurationS && o->duration_s <= kMaxDurationS)) {
+    return "--duration must be " + FormatSeconds(kMinDurationS) + ".." + FormatSeconds(kMaxDurationS);
+  }
   for (const std::string& name : SplitCommas(r["mix"].as<std::string>())) {
     const std::optional<flood::JunkKind> k = flood::ParseJunkKind(name);
     if (!k) return "--mix: unknown kind '" + name + "'";
@@ -236,7 +247,7 @@ std::string FillOptions(const cxxopts::ParseResult& r, Options* o) {
   }
   if (o->mix.empty()) return "--mix: name at least one kind";
   o->sockets = r["sockets"].as<int>();
-  if (o->sockets < 1 || o->sockets > kMaxSockets) return "--sockets must be 1..64";
+  if (core::Status s = core::IntRange{"--sockets", 1, kMaxSockets}.Check(o->sockets); !s.ok()) return s.message();
   o->seed = r["seed"].as<uint64_t>();
   o->out = r["out"].as<std::string>();
   return "";

@@ -1,5 +1,5 @@
 // RegionLocker: ordered leaf locking with try-then-time acquisition.
-#include "server/sv/region_locker.h"
+#include "server/game/region_locker.h"
 
 #include <algorithm>
 #include <iterator>
@@ -7,13 +7,19 @@
 #include "server/core/check.h"
 #include "server/core/steady_clock.h"
 
-namespace sv {
+namespace game {
 
 RegionLocker::RegionLocker(areanode::AreanodeTree* tree, bool optimized)
     : tree_(tree), optimized_(optimized), frame_counts_(tree->leaf_count(), 0) {}
 
-void RegionLocker::LeavesFor(const game::Region& region, std::vector<int>* out) {
-  game::RegionLeaves(region, *tree_, optimized_, out, &scratch_, &merged_);
+void RegionLocker::UnionInto(const std::vector<int>& a, const std::vector<int>& b,
+                             std::vector<int>* out) {
+  out->clear();
+  std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(*out));
+}
+
+void RegionLocker::LeavesFor(const Region& region, std::vector<int>* out) {
+  RegionLeaves(region, *tree_, optimized_, out, &scratch_, &merged_);
 }
 
 void RegionLocker::Acquire(int leaf, bool blocking_ok, bool* ok) {
@@ -72,4 +78,4 @@ void RegionLocker::ResetFrame() {
   std::fill(frame_counts_.begin(), frame_counts_.end(), 0);
 }
 
-}  // namespace sv
+}  // namespace game

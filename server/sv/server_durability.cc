@@ -1,0 +1,100 @@
+// The server's durability glue: recovery at start-up, the checkpoint boundary before each world
+// phase, the tick record after every request, replies held until their tick is durable, and the
+// stop on a durability failure (docs/recovery.md).
+#include <spdlog/spdlog.h>
+
+#include "server/durability/tick_apply.h"
+#include "server/sv/server.h"
+
+namespace sv {
+
+core::Status Server::OpenDurability() {
+  durability::DurabilityOptions o;
+  o.data_dir = options_.data_dir;
+  o.algorithm = options_.checkpoint;
+  o.sync_mode = options_.sync_mode;
+  o.checkpoint_interval_ms = options_.checkpoint_interval_ms;
+  o.async_flush_ms = options_.async_flush_ms;
+  if (options_.hash_log) o.hash_log_path = recovery::JoinPath(options_.data_dir, "hash.log");
+  const durability::WorldRecoveryReport& r = recovery_report_;
+  core::Status s = durability::Durability::Open(o, world_.get(), &recovery_report_, &durability_);
+  for (const std::string& note : r.notes) spdlog::warn("recovery: {}", note);
+  if (!s.ok()) return s;
+  if (r.found_state) {
+    spdlog::info("recovered {} to log tick {} (world tick {}): checkpoint tick {} (backup {}), "
+                 "{} ticks replayed; restore {:.1f} ms, replay {:.1f} ms, total {:.1f} ms; "
+                 "state hash {:016x}",
+                 options_.data_dir, r.recovered_tick, r.world_tick, r.checkpoint_tick,
+                 r.backup_index, r.ticks_replayed, r.restore_ms, r.replay_ms, r.total_ms,
+                 r.state_hash);
+  } else {
+    spdlog::info("data dir {}: no saved state, a new world ({} checkpoints, {} durability)",
+                 options_.data_dir, recovery::AlgorithmName(options_.checkpoint),
+                 recovery::SyncModeName(options_.sync_mode));
+  }
+  log_tick_ = durability_->recovered_tick();
+  recorder_ = std::make_unique<durability::TickRecorder>(options_.threads);
+  shared_.recorder = recorder_.get();
+  // Players online at the crash have no session now: the first frame logs their leaves.
+  for (game::EntityId id = 1; id <= world_->max_players(); ++id) {
+    if (world_->Get(id).flags & game::kFlagConnected) recovered_online_.push_back(id);
+  }
+  return core::Status::OK();
+}
+
+void Server::LeaveRecovered() {
+  for (game::EntityId id : recovered_online_) {
+    const core::Status s = durability::ApplyLeave(world_.get(), id, &record_);
+    if (!s.ok()) spdlog::warn("leave of recovered player {} failed: {}", id, s.ToString());
+  }
+  recovered_online_.clear();
+}
+
+void Server::CheckpointPhase(PhaseClock* clock) {
+  clock->Switch(Phase::kCheckpoint);
+  CheckpointBoundary();
+}
+
+void Server::CheckpointBoundary() {
+  if (durability_ == nullptr || boundary_tick_ == 0) return;
+  const core::Status s = durability_->TickBoundary(boundary_tick_);
+  boundary_tick_ = 0;
+  if (!s.ok()) Fail(s);
+}
+
+void Server::AppendTickRecord() {
+  recorder_->MergeInto(&record_);
+  if (durability_failed_.load(std::memory_order_acquire)) return;
+  const core::Status s = durability_->AppendTickRecord(log_tick_, record_);
+  if (!s.ok()) return Fail(s);
+  boundary_tick_ = log_tick_;  // every reply waits for it to be durable before the next frame
+}
+
+void Server::ReplyWhenDurable(Worker& w, PhaseClock* clock) {
+  // Encoded while the log syncs the tick (sync mode); each leaves once the tick is durable.
+  w.BuildReplies(clock, [this] { return durability_ == nullptr || durability_->IsDurable(log_tick_); });
+  if (durability_ != nullptr && !w.released()) {
+    clock->Switch(Phase::kLogSync);
+    const core::Status s = durability_->WaitDurable(log_tick_);  // at once unless sync
+    if (!s.ok()) {
+      Fail(s);
+      w.DropReplies();  // nothing a client is shown may be lost
+      return;
+    }
+  }
+  w.SendReplies(clock);
+}
+
+void Server::Fail(const core::Status& s) {
+  {
+    core::MutexLock lock(&fatal_mu_);
+    if (!fatal_.ok()) return;
+    fatal_ = s;
+  }
+  durability_failed_.store(true, std::memory_order_release);
+  spdlog::critical("durability failed: {}; stopping (no reply is sent for a frame that is not "
+                   "durable)", s.ToString());
+  RequestStop();
+}
+
+}  // namespace sv
