@@ -3,9 +3,15 @@
 // framework; Cao et al., SIGMOD'11, Wait-Free Ping-Pong). The state is object_count fixed-size
 // objects at `base` (object i at base + i * object_size); recovery/ never knows what they mean.
 //
+// Write protocol: every write of object i is bracketed by OnUpdate(i) before it and
+// AfterUpdate(i, offset, bytes) after it, on the writing thread, before the next TickBoundary.
+// cou acts in OnUpdate (the old value), pingpong in AfterUpdate (the new value); an algorithm
+// that needs neither call returns at once.
+//
 // Threading contract:
-//   OnUpdate(i)       - any worker thread, BEFORE it writes object i. Different threads may call it
-//                       concurrently for different objects; one writer per object at a time.
+//   OnUpdate(i), AfterUpdate(i, ...) - any worker thread, around its write of object i. Different
+//                       threads may call them concurrently for different objects; one writer per
+//                       object at a time.
 //   TickBoundary(t)   - the frame orchestrator, between frames, when no worker is writing.
 //   everything else   - the owner thread (the one that called Open), never concurrently with
 //                       TickBoundary.
@@ -16,6 +22,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -33,7 +40,7 @@ enum class Algorithm {
   kNone,      // log only: no checkpoints (recovery replays the whole log)
   kNaive,     // Naive-Snapshot: copy the whole state at the boundary, write it all in background
   kCou,       // Copy-on-Update (default): save an object's old value at its first update
-  kPingPong,  // Wait-Free Ping-Pong, adapted to a before-write hook (docs/recovery.md)
+  kPingPong,  // Wait-Free Ping-Pong: each write also lands in the current copy; the boundary swaps
 };
 core::Status ParseAlgorithm(std::string_view name, Algorithm* out);  // none|naive|cou|pingpong
 const char* AlgorithmName(Algorithm a);
@@ -80,11 +87,19 @@ class Checkpointer {
   Checkpointer(const Checkpointer&) = delete;
   Checkpointer& operator=(const Checkpointer&) = delete;
 
-  // Hook: object i is about to be written. Cheap (a bit test) unless this is the first write to
-  // i during a cou checkpoint, when it saves the old value.
+  // Hook: object i is about to be written. cou marks it changed (a byte store) and, only while
+  // the writer has not yet passed i in a checkpoint, checks whether its old value must be saved
+  // first (the first write to i in the checkpoint's write set saves it).
   void OnUpdate(uint32_t object) {
-    if (algorithm_ == Algorithm::kCou) OnUpdateCou(object);
-    else if (algorithm_ == Algorithm::kPingPong) MarkBit(tick_dirty_.get(), object);
+    if (algorithm_ != Algorithm::kCou) return;
+    changed_[object] = 1;
+    if (copied_upto_.load(std::memory_order_acquire) <= object) ProtectOldValue(object);
+  }
+  // Hook: bytes [offset, offset + bytes) of object i have just been written. pingpong copies the
+  // 64-byte chunks of i that hold them into the current (ping) copy: the write itself lands in
+  // both places, so the boundary has nothing to copy. Wait-free: no lock, no atomic RMW.
+  void AfterUpdate(uint32_t object, uint32_t offset, uint32_t bytes) {
+    if (algorithm_ == Algorithm::kPingPong) CopyToPing(object, offset, bytes);
   }
 
   // The state is consistent as of `tick`. May start a checkpoint of it. Returns the sticky error
@@ -99,31 +114,35 @@ class Checkpointer {
   CheckpointStats stats() const;
 
  private:
-  // Per-object latch state for cou (docs/recovery.md "Copy-on-Update protocol").
-  enum ObjState : uint8_t { kIdle, kPending, kSaving, kSaved, kCopying };
   struct Job {
     uint64_t tick;
     int backup;
     bool full;
     uint64_t sequence;
-    int pong;                       // pingpong: the copy handed to the writer
-    std::vector<uint64_t> objects;  // cou: bitset of the objects to write
+    int pong;  // pingpong: the copy handed to the writer
     std::chrono::steady_clock::time_point start;
+  };
+  // Objects staged for one write call each run: the cou writer's copies on their way to disk.
+  struct StagedRun {
+    uint64_t first;
+    uint64_t count;
+    uint64_t offset;  // in staging_
   };
 
   Checkpointer(const CheckpointOptions& options, uint8_t* base);
-  static void MarkBit(std::atomic<uint64_t>* words, uint32_t i) {
-    std::atomic<uint64_t>& w = words[i >> 6];
-    const uint64_t bit = uint64_t{1} << (i & 63);
-    if ((w.load(std::memory_order_relaxed) & bit) == 0) w.fetch_or(bit, std::memory_order_relaxed);
-  }
-  void OnUpdateCou(uint32_t object);
-  void CopyTickDirtyToPing();                         // pingpong, at the boundary
-  Job MakeJob(uint64_t tick);                         // at the boundary, writer idle
+  void ProtectOldValue(uint32_t object);                  // cou hook, slow path
+  void StartCouSet(bool full);                            // cou, at the boundary, writer idle
+  static constexpr uint32_t kChunkBytes = 64;  // pingpong's unit of copy: a cache line
+  inline void CopyToPing(uint32_t object, uint32_t offset, uint32_t bytes);  // pingpong hook
+  void MergePongIntoImage(int pong);                      // pingpong, writer thread
+  Job MakeJob(uint64_t tick);                             // at the boundary, writer idle
   void WriterMain();
-  core::Status RunJob(Job* job);                      // writer thread
-  core::Status WriteSet(Job* job, const std::vector<uint64_t>& set, core::Status s);  // writer
-  void ReadObjectForWriter(uint64_t i, char* dst);    // writer thread: value as of job tick
+  core::Status RunJob(Job* job);                          // writer thread
+  // Writer thread: write `set` from a complete image of the job's tick (naive, pingpong).
+  core::Status WriteFromImage(const uint8_t* image, const std::vector<uint64_t>& set, core::Status s);
+  // Writer thread: write in_set_ through the cou protocol (live value or saved old value).
+  core::Status WriteCouSet(core::Status s);
+  core::Status FlushStaged(std::vector<StagedRun>* runs, core::Status s);  // writer thread
 
   const CheckpointOptions options_;
   const Algorithm algorithm_;
@@ -132,21 +151,39 @@ class Checkpointer {
   const uint32_t size_;
   const size_t words_;
 
-  // Shared with worker threads (hooks).
-  std::unique_ptr<std::atomic<uint64_t>[]> dirty_[2];  // cou: changed since backup b's checkpoint
-  std::unique_ptr<std::atomic<uint8_t>[]> state_;      // cou: per-object latch
-  std::unique_ptr<std::atomic<uint64_t>[]> tick_dirty_;  // pingpong: written during this tick
-  std::vector<uint8_t> shadow_;                        // cou: saved old values
-  std::atomic<uint64_t> saved_on_update_{0};
+  // Copy-on-Update (docs/recovery.md "Copy-on-Update protocol"), shared with the hooks.
+  // changed_[i] = 1: written since the last checkpoint start (plain bytes: one writer per object;
+  // the boundary reads and clears them when no worker runs). in_set_: the write set of the
+  // checkpoint in flight, fixed at its start. pending_: in the set, and neither claimed by the
+  // writer nor saved by a hook (whoever clears the bit first, by an atomic RMW, owns the old
+  // value). saved_: a hook has copied the old value to shadow_ (release; the writer acquires).
+  // copied_upto_: the writer is done with every object below it (release); UINT64_MAX when no
+  // cou checkpoint is in flight, so the hook costs one load and one compare then.
+  // Invariant: a write to object i in the set waits until i is saved or copied_upto_ > i.
+  std::vector<uint8_t> changed_;
+  std::vector<uint64_t> changed_before_;  // boundary thread: changed_ of the previous period
+  std::vector<uint64_t> in_set_;
+  std::unique_ptr<std::atomic<uint64_t>[]> pending_;
+  std::unique_ptr<std::atomic<uint64_t>[]> saved_;
+  std::atomic<uint64_t> copied_upto_{UINT64_MAX};
+  std::vector<uint8_t> shadow_;
 
-  // Naive: snapshot taken at the boundary. Pingpong: the two copies, their bitsets, and the
-  // writer-private consistent image with per-backup "needs writing" bitsets.
+  // Naive: snapshot taken at the boundary.
   std::vector<uint8_t> snapshot_;
+  // Pingpong (Cao et al. IPP-Copy). copies_[ping_] receives every write of the current period
+  // (hooks); chunk_written_[k] flags, per 64-byte chunk of an object, that copies_[k] holds its
+  // newest value. At a checkpoint start the boundary swaps ping_ (the writer is idle then); the
+  // writer merges the flagged chunks of the other copy into image_ (the state at the last
+  // checkpoint tick) and clears their flags before it reports idle. Plain bytes, no atomics:
+  // each flag and chunk has one writer at a time, and the hand-over goes through mu_ (job_)
+  // and the frame barrier that precedes TickBoundary.
+  // Invariant: while a job runs, no hook touches copies_[pong] or chunk_written_[pong].
+  uint32_t chunks_per_object_ = 0;
   std::vector<uint8_t> copies_[2];
-  std::vector<uint64_t> copy_bits_[2];
+  std::vector<uint8_t> chunk_written_[2];
   int ping_ = 0;
-  std::vector<uint8_t> image_;
-  std::vector<uint64_t> need_[2];
+  std::vector<uint8_t> image_;     // writer thread
+  std::vector<uint64_t> need_[2];  // writer thread: objects backup b has not received yet
 
   // Boundary-thread bookkeeping.
   int next_backup_ = 0;
@@ -169,5 +206,22 @@ class Checkpointer {
   std::thread writer_;
   bool closed_ = false;
 };
+
+// Inline: it runs once per write. The chunk is copied whole (from the live object, where the new
+// bytes already are), so a flagged chunk of the copy is always the chunk's newest value.
+void Checkpointer::CopyToPing(uint32_t object, uint32_t offset, uint32_t bytes) {
+  if (bytes == 0) return;
+  const uint64_t at = uint64_t{object} * size_;
+  uint8_t* copy = copies_[ping_].data() + at;
+  const uint8_t* live = base_ + at;
+  uint8_t* flags = chunk_written_[ping_].data() + uint64_t{object} * chunks_per_object_;
+  const uint32_t last = (offset + bytes - 1) / kChunkBytes;
+  for (uint32_t c = offset / kChunkBytes; c <= last; ++c) {
+    const uint32_t begin = c * kChunkBytes;
+    if (begin + kChunkBytes <= size_) std::memcpy(copy + begin, live + begin, kChunkBytes);
+    else std::memcpy(copy + begin, live + begin, size_ - begin);
+    flags[c] = 1;
+  }
+}
 
 }  // namespace recovery

@@ -31,23 +31,24 @@ class SyntheticState {
     return out;
   }
 
-  // Applies a payload through the hook (ckpt may be null, e.g. during replay).
+  // Applies a payload through the hooks (ckpt may be null, e.g. during replay).
   void Apply(uint64_t tick, std::string_view payload, Checkpointer* ckpt) {
-    for (size_t p = 0; p + 4 <= payload.size(); p += 4) {
-      uint32_t id = DecodeFixed32(payload.data() + p);
-      if (ckpt != nullptr) ckpt->OnUpdate(id);
-      Mutate(id, tick);
-    }
+    for (size_t p = 0; p + 4 <= payload.size(); p += 4) Update(DecodeFixed32(payload.data() + p), tick, ckpt);
   }
 
-  // One update of object id (callers that run their own threads call the hook first).
-  void Mutate(uint32_t id, uint64_t tick) {
+  // One update of object id, announced to the checkpointer (if any) before and after, as the
+  // write protocol in checkpointer.h requires. It rewrites the bytes from a tick-dependent
+  // offset to the end, so writes cover partial 64-byte chunks as well as whole ones.
+  void Update(uint32_t id, uint64_t tick, Checkpointer* ckpt) {
+    const uint32_t first = static_cast<uint32_t>((tick * 31 + id) % size_);
+    if (ckpt != nullptr) ckpt->OnUpdate(id);
     uint8_t* o = object(id);
     uint8_t carry = static_cast<uint8_t>(tick * 13 + id);
-    for (uint32_t j = 0; j < size_; ++j) {
+    for (uint32_t j = first; j < size_; ++j) {
       carry = static_cast<uint8_t>(o[j] * 167 + carry + j);
       o[j] = carry;
     }
+    if (ckpt != nullptr) ckpt->AfterUpdate(id, first, size_ - first);
   }
 
   uint8_t* object(uint32_t id) { return mem_.data() + uint64_t{id} * size_; }

@@ -108,8 +108,8 @@ UpdateStream DrawUpdates(const Config& cfg, int updates, double skew) {
   return s;
 }
 
-// The game tick: each cell write announced to the checkpointer first (OnUpdate), as the World
-// does. ckpt == nullptr: the baseline.
+// The game tick: each cell write bracketed by the checkpointer's hooks (OnUpdate before,
+// AfterUpdate after), as checkpointer.h's write protocol asks. ckpt == nullptr: the baseline.
 void RunTickUpdates(const Config& cfg, const UpdateStream& stream, uint64_t tick, uint8_t* state,
                     recovery::Checkpointer* ckpt) {
   const uint32_t* cells = stream.tick(tick);
@@ -119,6 +119,7 @@ void RunTickUpdates(const Config& cfg, const UpdateStream& stream, uint64_t tick
     const uint64_t value = tick ^ (uint64_t(u) << 20);
     if (ckpt != nullptr) ckpt->OnUpdate(id);
     std::memcpy(state + uint64_t{id} * cfg.object_size + offset, &value, kCellBytes);
+    if (ckpt != nullptr) ckpt->AfterUpdate(id, offset, kCellBytes);
   }
 }
 
