@@ -6,9 +6,9 @@
 //              pending object saves its old value to shadow_. Writer: claims 64 objects at a
 //              time (one atomic exchange), copies the claimed live values, takes the saved ones
 //              from shadow_, publishes its progress; a write to a claimed object waits for it.
-//   pingpong - hook (after the write): copy the written chunks into the ping copy and flag them;
+//   pingpong - hook (after the write): copy the written cells into the ping copy and flag them;
 //              boundary: at a checkpoint start swap ping/pong, nothing else (no lock, no copy);
-//              writer: merge pong's flagged chunks into its private consistent image_, clear the
+//              writer: merge pong's flagged cells into its private consistent image_, clear the
 //              flags, then write the objects backup b has not seen.
 #include "recovery/checkpointer.h"
 
@@ -136,13 +136,15 @@ core::Status Checkpointer::Open(const CheckpointOptions& options, uint8_t* base,
       c->staging_.resize(std::max<uint64_t>(kStagingBytes / c->size_, 64) * c->size_);
       break;
     case Algorithm::kPingPong:
-      c->chunks_per_object_ = (c->size_ + kChunkBytes - 1) / kChunkBytes;
+      c->flag_bytes_per_object_ = (c->size_ + 8 * kCellBytes - 1) / (8 * kCellBytes);
       for (int k = 0; k < 2; ++k) {
         c->copies_[k].resize(bytes);
-        c->chunk_written_[k].assign(c->n_ * c->chunks_per_object_, 0);
+        c->cell_written_[k].assign(c->n_ * c->flag_bytes_per_object_, 0);
         c->need_[k].assign(words, ~uint64_t{0});
       }
       c->image_.assign(base, base + bytes);
+      c->ping_copy_ = c->copies_[0].data();
+      c->ping_flags_ = c->cell_written_[0].data();
       break;
   }
   c->writer_ = std::thread([p = c.get()] { p->WriterMain(); });
@@ -191,10 +193,10 @@ void Checkpointer::StartCouSet(bool full) {
 
 void Checkpointer::MergePongIntoImage(int pong) {
   // image_ becomes the state as of the job's tick; both backups now need the merged objects.
-  // The flags are scanned eight at a time: most are zero at low update rates.
-  uint8_t* flags = chunk_written_[pong].data();
+  // The flag bytes are scanned eight at a time: most are zero at low update rates.
+  uint8_t* flags = cell_written_[pong].data();
   const uint8_t* copy = copies_[pong].data();
-  const uint64_t count = chunk_written_[pong].size();
+  const uint64_t count = cell_written_[pong].size();
   for (uint64_t at = 0; at < count; at += 8) {
     uint64_t word = 0;
     const uint64_t len = std::min<uint64_t>(8, count - at);
@@ -202,11 +204,14 @@ void Checkpointer::MergePongIntoImage(int pong) {
     if (word == 0) continue;
     for (uint64_t k = at; k < at + len; ++k) {
       if (flags[k] == 0) continue;
+      const uint64_t i = k / flag_bytes_per_object_;
+      const uint32_t first_cell = static_cast<uint32_t>(k % flag_bytes_per_object_) * 8;
+      for (uint32_t bits = flags[k]; bits != 0; bits &= bits - 1) {
+        const uint32_t begin = (first_cell + static_cast<uint32_t>(std::countr_zero(bits))) * kCellBytes;
+        const uint64_t offset = i * size_ + begin;
+        std::memcpy(&image_[offset], copy + offset, std::min(kCellBytes, size_ - begin));
+      }
       flags[k] = 0;
-      const uint64_t i = k / chunks_per_object_;
-      const uint32_t begin = static_cast<uint32_t>(k % chunks_per_object_) * kChunkBytes;
-      const uint64_t offset = i * size_ + begin;
-      std::memcpy(&image_[offset], copy + offset, std::min(kChunkBytes, size_ - begin));
       need_[0][i / 64] |= uint64_t{1} << (i % 64);
       need_[1][i / 64] |= uint64_t{1} << (i % 64);
     }
@@ -223,6 +228,8 @@ Checkpointer::Job Checkpointer::MakeJob(uint64_t tick) {
   } else if (algorithm_ == Algorithm::kPingPong) {
     job.pong = ping_;
     ping_ ^= 1;  // the pointer swap: new writes land in the other copy
+    ping_copy_ = copies_[ping_].data();
+    ping_flags_ = cell_written_[ping_].data();
   }
   full_done_[job.backup] = true;
   next_backup_ = 1 - job.backup;

@@ -96,8 +96,9 @@ class Checkpointer {
     if (copied_upto_.load(std::memory_order_acquire) <= object) ProtectOldValue(object);
   }
   // Hook: bytes [offset, offset + bytes) of object i have just been written. pingpong copies the
-  // 64-byte chunks of i that hold them into the current (ping) copy: the write itself lands in
-  // both places, so the boundary has nothing to copy. Wait-free: no lock, no atomic RMW.
+  // 8-byte cells of i that hold them into the current (ping) copy and flags them: the write
+  // itself lands in both places, so the boundary has nothing to copy. Wait-free: no lock, no
+  // atomic RMW.
   void AfterUpdate(uint32_t object, uint32_t offset, uint32_t bytes) {
     if (algorithm_ == Algorithm::kPingPong) CopyToPing(object, offset, bytes);
   }
@@ -132,7 +133,7 @@ class Checkpointer {
   Checkpointer(const CheckpointOptions& options, uint8_t* base);
   void ProtectOldValue(uint32_t object);                  // cou hook, slow path
   void StartCouSet(bool full);                            // cou, at the boundary, writer idle
-  static constexpr uint32_t kChunkBytes = 64;  // pingpong's unit of copy: a cache line
+  static constexpr uint32_t kCellBytes = 8;  // pingpong's unit of copy: one word
   inline void CopyToPing(uint32_t object, uint32_t offset, uint32_t bytes);  // pingpong hook
   void MergePongIntoImage(int pong);                      // pingpong, writer thread
   Job MakeJob(uint64_t tick);                             // at the boundary, writer idle
@@ -171,17 +172,20 @@ class Checkpointer {
   // Naive: snapshot taken at the boundary.
   std::vector<uint8_t> snapshot_;
   // Pingpong (Cao et al. IPP-Copy). copies_[ping_] receives every write of the current period
-  // (hooks); chunk_written_[k] flags, per 64-byte chunk of an object, that copies_[k] holds its
-  // newest value. At a checkpoint start the boundary swaps ping_ (the writer is idle then); the
-  // writer merges the flagged chunks of the other copy into image_ (the state at the last
-  // checkpoint tick) and clears their flags before it reports idle. Plain bytes, no atomics:
-  // each flag and chunk has one writer at a time, and the hand-over goes through mu_ (job_)
-  // and the frame barrier that precedes TickBoundary.
-  // Invariant: while a job runs, no hook touches copies_[pong] or chunk_written_[pong].
-  uint32_t chunks_per_object_ = 0;
+  // (hooks); cell_written_[k] has one bit per 8-byte cell of an object (a byte per 64 bytes of
+  // the object, never shared by two objects): copies_[k] holds that cell's newest value. At a
+  // checkpoint start the boundary swaps ping_ (the writer is idle then); the writer merges the
+  // flagged cells of the other copy into image_ (the state at the last checkpoint tick) and
+  // clears their flags before it reports idle. Plain bytes, no atomics: each flag byte and cell
+  // has one writer at a time, and the hand-over goes through mu_ (job_) and the frame barrier
+  // that precedes TickBoundary.
+  // Invariant: while a job runs, no hook touches copies_[pong] or cell_written_[pong].
+  uint32_t flag_bytes_per_object_ = 0;
   std::vector<uint8_t> copies_[2];
-  std::vector<uint8_t> chunk_written_[2];
+  std::vector<uint8_t> cell_written_[2];
   int ping_ = 0;
+  uint8_t* ping_copy_ = nullptr;   // copies_[ping_].data(), for the hook
+  uint8_t* ping_flags_ = nullptr;  // cell_written_[ping_].data(), for the hook
   std::vector<uint8_t> image_;     // writer thread
   std::vector<uint64_t> need_[2];  // writer thread: objects backup b has not received yet
 
@@ -207,21 +211,25 @@ class Checkpointer {
   bool closed_ = false;
 };
 
-// Inline: it runs once per write. The chunk is copied whole (from the live object, where the new
-// bytes already are), so a flagged chunk of the copy is always the chunk's newest value.
+// Inline: it runs once per write. It copies whole cells from the live object (the new bytes are
+// there already) and only those the write touched: an 8-byte write is read back by one 8-byte
+// load, which the CPU forwards from its store buffer instead of waiting for the state's cache
+// line (copying a whole cache line did wait, once per write).
 void Checkpointer::CopyToPing(uint32_t object, uint32_t offset, uint32_t bytes) {
   if (bytes == 0) return;
   const uint64_t at = uint64_t{object} * size_;
-  uint8_t* copy = copies_[ping_].data() + at;
+  uint8_t* copy = ping_copy_ + at;
   const uint8_t* live = base_ + at;
-  uint8_t* flags = chunk_written_[ping_].data() + uint64_t{object} * chunks_per_object_;
-  const uint32_t last = (offset + bytes - 1) / kChunkBytes;
-  for (uint32_t c = offset / kChunkBytes; c <= last; ++c) {
-    const uint32_t begin = c * kChunkBytes;
-    if (begin + kChunkBytes <= size_) std::memcpy(copy + begin, live + begin, kChunkBytes);
-    else std::memcpy(copy + begin, live + begin, size_ - begin);
-    flags[c] = 1;
+  uint8_t* flags = ping_flags_ + uint64_t{object} * flag_bytes_per_object_;
+  const uint32_t first = offset / kCellBytes;
+  const uint32_t end = (offset + bytes + kCellBytes - 1) / kCellBytes;
+  const uint32_t begin_byte = first * kCellBytes;
+  if (end == first + 1 && begin_byte + kCellBytes <= size_) {
+    std::memcpy(copy + begin_byte, live + begin_byte, kCellBytes);
+  } else {
+    std::memcpy(copy + begin_byte, live + begin_byte, std::min(end * kCellBytes, size_) - begin_byte);
   }
+  for (uint32_t c = first; c < end; ++c) flags[c / 8] |= static_cast<uint8_t>(1u << (c % 8));
 }
 
 }  // namespace recovery
