@@ -102,6 +102,17 @@ class Checkpointer {
   void AfterUpdate(uint32_t object, uint32_t offset, uint32_t bytes) {
     if (algorithm_ == Algorithm::kPingPong) CopyToPing(object, offset, bytes);
   }
+  // The whole write protocol in one call, for callers that write bytes they hold (Cao et al.'s
+  // handleWrite): OnUpdate, then bytes [offset, offset + bytes) of object i := src, then
+  // pingpong's copy, taken from src rather than read back from the state when the write covers
+  // whole 8-byte cells. Same threading contract as OnUpdate/AfterUpdate.
+  void Write(uint32_t object, uint32_t offset, const void* src, uint32_t bytes) {
+    OnUpdate(object);
+    std::memcpy(base_ + uint64_t{object} * size_ + offset, src, bytes);
+    if (algorithm_ != Algorithm::kPingPong) return;
+    if ((offset | bytes) % kCellBytes == 0) WriteCellsToPing(object, offset, src, bytes);
+    else CopyToPing(object, offset, bytes);
+  }
 
   // The state is consistent as of `tick`. May start a checkpoint of it. Returns the sticky error
   // of the writer (the server may stop, or go on without checkpoints).
@@ -135,6 +146,7 @@ class Checkpointer {
   void StartCouSet(bool full);                            // cou, at the boundary, writer idle
   static constexpr uint32_t kCellBytes = 8;  // pingpong's unit of copy: one word
   inline void CopyToPing(uint32_t object, uint32_t offset, uint32_t bytes);  // pingpong hook
+  inline void WriteCellsToPing(uint32_t object, uint32_t offset, const void* src, uint32_t bytes);
   void MergePongIntoImage(int pong);                      // pingpong, writer thread
   Job MakeJob(uint64_t tick);                             // at the boundary, writer idle
   void WriterMain();
@@ -230,6 +242,17 @@ void Checkpointer::CopyToPing(uint32_t object, uint32_t offset, uint32_t bytes) 
     std::memcpy(copy + begin_byte, live + begin_byte, std::min(end * kCellBytes, size_) - begin_byte);
   }
   for (uint32_t c = first; c < end; ++c) flags[c / 8] |= static_cast<uint8_t>(1u << (c % 8));
+}
+
+// Write's pingpong part for whole cells: the same bytes into the ping copy, straight from the
+// caller's source. Reading them back from the state stalled: the load could not always be served
+// from the store buffer and waited for the state's cache line.
+void Checkpointer::WriteCellsToPing(uint32_t object, uint32_t offset, const void* src, uint32_t bytes) {
+  if (bytes == 0) return;
+  std::memcpy(ping_copy_ + uint64_t{object} * size_ + offset, src, bytes);
+  uint8_t* flags = ping_flags_ + uint64_t{object} * flag_bytes_per_object_;
+  const uint32_t end = (offset + bytes) / kCellBytes;
+  for (uint32_t c = offset / kCellBytes; c < end; ++c) flags[c / 8] |= static_cast<uint8_t>(1u << (c % 8));
 }
 
 }  // namespace recovery

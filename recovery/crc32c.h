@@ -13,6 +13,11 @@ namespace recovery::crc32c {
 // Returns the CRC-32C of data[0, n) continued from `crc` (the CRC of the bytes before them).
 uint32_t Extend(uint32_t crc, const void* data, size_t n);
 
+// out[k] = Value(data + k * block_size, block_size) for k in [0, count): the per-object CRCs of a
+// run of objects. The hardware path runs four blocks' CRCs interleaved (the instruction's
+// latency, not its throughput, limits one chain), about three times the speed of one at a time.
+void ValuesOfBlocks(const void* data, size_t block_size, size_t count, uint32_t* out);
+
 // The two implementations Extend chooses between, for the tests. ExtendHardware may only be
 // called if HardwareAvailable().
 uint32_t ExtendPortable(uint32_t crc, const void* data, size_t n);

@@ -4,6 +4,7 @@
 #include <catch2/catch.hpp>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace recovery {
 
@@ -46,6 +47,19 @@ TEST_CASE("crc32c hardware and table implementations agree at every length and a
     }
   }
   CHECK(crc32c::ExtendHardware(0, "123456789", 9) == 0xE3069283u);
+}
+
+TEST_CASE("crc32c of consecutive blocks equals the CRC of each block", "[crc32c]") {
+  std::string data;
+  for (int i = 0; i < 9 * 203; ++i) data.push_back(static_cast<char>(i * 89 + (i >> 4)));
+  for (size_t block : {1, 7, 8, 64, 203}) {
+    for (size_t count = 0; count <= 9 && count * block <= data.size(); ++count) {
+      std::vector<uint32_t> crcs(count + 1, 12345);
+      crc32c::ValuesOfBlocks(data.data(), block, count, crcs.data());
+      for (size_t k = 0; k < count; ++k) REQUIRE(crcs[k] == crc32c::Value(data.data() + k * block, block));
+      CHECK(crcs[count] == 12345u);  // nothing written past the last block
+    }
+  }
 }
 
 TEST_CASE("crc32c mask is invertible and changes the value", "[crc32c]") {

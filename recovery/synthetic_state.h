@@ -18,6 +18,8 @@ namespace recovery {
 
 class SyntheticState {
  public:
+  static constexpr uint32_t kMaxObjectSize = 4096;
+  // object_size: 8..kMaxObjectSize, a multiple of 8.
   SyntheticState(uint32_t object_count, uint32_t object_size)
       : n_(object_count), size_(object_size), mem_(uint64_t{object_count} * object_size) {
     for (uint64_t k = 0; k < mem_.size(); ++k) mem_[k] = static_cast<uint8_t>(k * 7 + 3);
@@ -36,18 +38,27 @@ class SyntheticState {
     for (size_t p = 0; p + 4 <= payload.size(); p += 4) Update(DecodeFixed32(payload.data() + p), tick, ckpt);
   }
 
-  // One update of object id, announced to the checkpointer (if any) before and after, as the
-  // write protocol in checkpointer.h requires. It rewrites the bytes from a tick-dependent
-  // offset to the end, so writes cover partial 64-byte chunks as well as whole ones.
+  // One update of object id through the checkpointer's write protocol (if any). It rewrites the
+  // bytes from a tick-dependent offset to the end, so writes cover partial 8-byte cells as well
+  // as whole ones; every other update goes through Checkpointer::Write (from a cell boundary),
+  // the others write in place between OnUpdate and AfterUpdate.
   void Update(uint32_t id, uint64_t tick, Checkpointer* ckpt) {
-    const uint32_t first = static_cast<uint32_t>((tick * 31 + id) % size_);
-    if (ckpt != nullptr) ckpt->OnUpdate(id);
+    const bool whole_cells = (tick + id) % 2 == 0;
+    uint32_t first = static_cast<uint32_t>((tick * 31 + id) % size_);
+    if (whole_cells) first &= ~uint32_t{7};
     uint8_t* o = object(id);
+    uint8_t fresh[kMaxObjectSize];
     uint8_t carry = static_cast<uint8_t>(tick * 13 + id);
     for (uint32_t j = first; j < size_; ++j) {
       carry = static_cast<uint8_t>(o[j] * 167 + carry + j);
-      o[j] = carry;
+      fresh[j] = carry;
     }
+    if (ckpt != nullptr && whole_cells) {
+      ckpt->Write(id, first, fresh + first, size_ - first);
+      return;
+    }
+    if (ckpt != nullptr) ckpt->OnUpdate(id);
+    std::memcpy(o + first, fresh + first, size_ - first);
     if (ckpt != nullptr) ckpt->AfterUpdate(id, first, size_ - first);
   }
 

@@ -108,8 +108,8 @@ UpdateStream DrawUpdates(const Config& cfg, int updates, double skew) {
   return s;
 }
 
-// The game tick: each cell write bracketed by the checkpointer's hooks (OnUpdate before,
-// AfterUpdate after), as checkpointer.h's write protocol asks. ckpt == nullptr: the baseline.
+// The game tick: each cell write goes through the checkpointer's write path (Checkpointer::Write:
+// the hooks and the write itself). ckpt == nullptr: the baseline, a plain store.
 void RunTickUpdates(const Config& cfg, const UpdateStream& stream, uint64_t tick, uint8_t* state,
                     recovery::Checkpointer* ckpt) {
   const uint32_t* cells = stream.tick(tick);
@@ -117,9 +117,8 @@ void RunTickUpdates(const Config& cfg, const UpdateStream& stream, uint64_t tick
     const uint32_t id = cells[u] / stream.cells_per_object;
     const uint32_t offset = (cells[u] % stream.cells_per_object) * kCellBytes;
     const uint64_t value = tick ^ (uint64_t(u) << 20);
-    if (ckpt != nullptr) ckpt->OnUpdate(id);
-    std::memcpy(state + uint64_t{id} * cfg.object_size + offset, &value, kCellBytes);
-    if (ckpt != nullptr) ckpt->AfterUpdate(id, offset, kCellBytes);
+    if (ckpt != nullptr) ckpt->Write(id, offset, &value, kCellBytes);
+    else std::memcpy(state + uint64_t{id} * cfg.object_size + offset, &value, kCellBytes);
   }
 }
 
