@@ -4,12 +4,14 @@
 // objects at `base` (object i at base + i * object_size); recovery/ never knows what they mean.
 //
 // Write protocol: every write of object i is bracketed by OnUpdate(i) before it and
-// AfterUpdate(i, offset, bytes) after it, on the writing thread, before the next TickBoundary.
-// cou acts in OnUpdate (the old value), pingpong in AfterUpdate (the new value); an algorithm
-// that needs neither call returns at once.
+// AfterUpdate(i, offset, bytes) after it, on the writing thread, before the next TickBoundary;
+// or it goes through Write(i, offset, src, bytes), which does all three. cou acts in OnUpdate
+// (the old value), pingpong in AfterUpdate (the new value); an algorithm that needs neither call
+// returns at once.
 //
 // Threading contract:
-//   OnUpdate(i), AfterUpdate(i, ...) - any worker thread, around its write of object i. Different
+//   OnUpdate(i), AfterUpdate(i, ...), Write(i, ...) - any worker thread, for its write of object
+//                       i. Different
 //                       threads may call them concurrently for different objects; one writer per
 //                       object at a time.
 //   TickBoundary(t)   - the frame orchestrator, between frames, when no worker is writing.
@@ -178,8 +180,9 @@ class Checkpointer {
   std::vector<uint64_t> in_set_;
   std::unique_ptr<std::atomic<uint64_t>[]> pending_;
   std::unique_ptr<std::atomic<uint64_t>[]> saved_;
-  std::atomic<uint64_t> copied_upto_{UINT64_MAX};
-  std::vector<uint8_t> shadow_;
+  // On its own cache line: the writer stores it per word while every hook loads it.
+  alignas(64) std::atomic<uint64_t> copied_upto_{UINT64_MAX};
+  alignas(64) std::vector<uint8_t> shadow_;
 
   // Naive: snapshot taken at the boundary.
   std::vector<uint8_t> snapshot_;
@@ -208,7 +211,7 @@ class Checkpointer {
   std::chrono::steady_clock::time_point last_start_{};
   std::vector<char> staging_;           // writer thread: cou objects on their way to disk
 
-  mutable std::mutex mu_;
+  alignas(64) mutable std::mutex mu_;  // its own line: both threads write it
   std::condition_variable cv_;
   std::unique_ptr<Job> job_;  // GUARDED_BY(mu_): set by TickBoundary, cleared by the writer
   bool busy_ = false;         // GUARDED_BY(mu_): a job is queued or running
