@@ -265,28 +265,30 @@ Checkpointer::Job Checkpointer::MakeJob(uint64_t tick) {
 
 core::Status Checkpointer::TickBoundary(uint64_t tick) {
   if (algorithm_ == Algorithm::kNone) return core::Status::OK();
+  // No lock unless a checkpoint starts (the writer is idle then and does not hold mu_): a writer
+  // descheduled while holding mu_ must not stall the boundary. busy_ false (acquire) also
+  // publishes everything the writer did, e.g. the cleared pong flags.
   const Clock::time_point t0 = Clock::now();
-  bool start;
-  {
-    std::lock_guard lock(mu_);
-    start = error_.ok() && !busy_ &&
-            (options_.interval_ms <= 0 || last_start_ == Clock::time_point{} ||
-             t0 - last_start_ >= std::chrono::milliseconds(options_.interval_ms));
-  }
+  const bool start = !failed_.load(std::memory_order_acquire) && !busy_.load(std::memory_order_acquire) &&
+                     (options_.interval_ms <= 0 || last_start_ == Clock::time_point{} ||
+                      t0 - last_start_ >= std::chrono::milliseconds(options_.interval_ms));
   if (start) {
     last_start_ = t0;
     auto job = std::make_unique<Job>(MakeJob(tick));
-    std::lock_guard lock(mu_);
-    job_ = std::move(job);
-    busy_ = true;
+    {
+      std::lock_guard lock(mu_);
+      job_ = std::move(job);
+      busy_.store(true, std::memory_order_relaxed);
+    }
     cv_.notify_all();
   }
   const double pause_ms = core::MsSince(t0);
-  std::lock_guard lock(mu_);
-  ++stats_.boundaries;
-  stats_.pause_total_ms += pause_ms;
-  stats_.pause_max_ms = std::max(stats_.pause_max_ms, pause_ms);
-  return error_;
+  // Single writer (this thread): load + store, no read-modify-write needed.
+  boundaries_.store(boundaries_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  pause_total_ms_.store(pause_total_ms_.load(std::memory_order_relaxed) + pause_ms, std::memory_order_relaxed);
+  if (pause_ms > pause_max_ms_.load(std::memory_order_relaxed)) pause_max_ms_.store(pause_ms, std::memory_order_relaxed);
+  if (!failed_.load(std::memory_order_acquire)) return core::Status::OK();
+  return status();
 }
 
 void Checkpointer::WriterMain() {
@@ -306,8 +308,11 @@ void Checkpointer::WriterMain() {
     }
     core::Status s = RunJob(job.get());
     std::lock_guard lock(mu_);
-    if (!s.ok() && error_.ok()) error_ = s;
-    busy_ = false;
+    if (!s.ok() && error_.ok()) {
+      error_ = s;
+      failed_.store(true, std::memory_order_release);
+    }
+    busy_.store(false, std::memory_order_release);
     cv_.notify_all();
   }
 }
@@ -426,7 +431,7 @@ core::Status Checkpointer::FlushStaged(std::vector<StagedRun>* runs, core::Statu
 
 core::Status Checkpointer::WaitIdle() {
   std::unique_lock lock(mu_);
-  cv_.wait(lock, [&] { return !busy_; });
+  cv_.wait(lock, [&] { return !busy_.load(std::memory_order_relaxed); });
   return error_;
 }
 
@@ -435,7 +440,7 @@ core::Status Checkpointer::Close() {
   closed_ = true;
   {
     std::unique_lock lock(mu_);
-    cv_.wait(lock, [&] { return !busy_; });
+    cv_.wait(lock, [&] { return !busy_.load(std::memory_order_relaxed); });
     stop_ = true;
     cv_.notify_all();
   }
@@ -450,7 +455,11 @@ core::Status Checkpointer::status() const {
 
 CheckpointStats Checkpointer::stats() const {
   std::lock_guard lock(mu_);
-  return stats_;
+  CheckpointStats s = stats_;
+  s.boundaries = boundaries_.load(std::memory_order_relaxed);
+  s.pause_total_ms = pause_total_ms_.load(std::memory_order_relaxed);
+  s.pause_max_ms = pause_max_ms_.load(std::memory_order_relaxed);
+  return s;
 }
 
 }  // namespace recovery

@@ -10,16 +10,16 @@
 // returns at once.
 //
 // Threading contract:
-//   OnUpdate(i), AfterUpdate(i, ...), Write(i, ...) - any worker thread, for its write of object
-//                       i. Different
-//                       threads may call them concurrently for different objects; one writer per
-//                       object at a time.
+//   OnUpdate(i), AfterUpdate(i, ...), Write(i, ...)
+//                     - any worker thread, for its write of object i. Different threads may call
+//                       them concurrently for different objects; one writer per object at a time.
 //   TickBoundary(t)   - the frame orchestrator, between frames, when no worker is writing.
 //   everything else   - the owner thread (the one that called Open), never concurrently with
 //                       TickBoundary.
 // The writer thread reads `base` only through the algorithm's protocol (see docs/recovery.md).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -214,10 +214,16 @@ class Checkpointer {
   alignas(64) mutable std::mutex mu_;  // its own line: both threads write it
   std::condition_variable cv_;
   std::unique_ptr<Job> job_;  // GUARDED_BY(mu_): set by TickBoundary, cleared by the writer
-  bool busy_ = false;         // GUARDED_BY(mu_): a job is queued or running
+  // A job is queued or running: changed under mu_ (for cv_), read by TickBoundary without it.
+  std::atomic<bool> busy_{false};
+  std::atomic<bool> failed_{false};  // error_ is set (it never clears); TickBoundary reads it
   bool stop_ = false;         // GUARDED_BY(mu_)
   core::Status error_;        // GUARDED_BY(mu_)
-  CheckpointStats stats_;     // GUARDED_BY(mu_)
+  CheckpointStats stats_;     // GUARDED_BY(mu_), except the boundary's three below
+  // Written by TickBoundary only (load + store), read by stats().
+  std::atomic<uint64_t> boundaries_{0};
+  std::atomic<double> pause_total_ms_{0};
+  std::atomic<double> pause_max_ms_{0};
   uint64_t committed_tick_[2] = {0, 0};  // GUARDED_BY(mu_)
   bool committed_valid_[2] = {false, false};  // GUARDED_BY(mu_)
 
@@ -226,10 +232,10 @@ class Checkpointer {
   bool closed_ = false;
 };
 
-// Inline: it runs once per write. It copies whole cells from the live object (the new bytes are
-// there already) and only those the write touched: an 8-byte write is read back by one 8-byte
-// load, which the CPU forwards from its store buffer instead of waiting for the state's cache
-// line (copying a whole cache line did wait, once per write).
+// Inline: it runs once per write. It copies from the live object (the new bytes are there
+// already) the whole cells the write touched, and no others. The read-back can wait for the
+// state's cache line (perf showed it at high update rates), which is why Write copies from the
+// caller's bytes instead.
 void Checkpointer::CopyToPing(uint32_t object, uint32_t offset, uint32_t bytes) {
   if (bytes == 0) return;
   const uint64_t at = uint64_t{object} * size_;
