@@ -179,7 +179,7 @@ def _ckpt_rows(paths):
                 continue
             if key.endswith("_min_ms"):
                 merged[key] = str(min(vals))
-            elif key.endswith("_max_ms") or key in ("max_tick_ms", "max_pause_ms"):
+            elif key.endswith("_max_ms") or key in ("max_tick_ms", "max_pause_ms", "max_pause_cpu_ms"):
                 merged[key] = str(max(vals))
             else:
                 merged[key] = str(statistics.median(vals))
@@ -240,18 +240,21 @@ def cmd_ckpt(args):
     path = os.path.join(args.out, "ckpt_figure2.png")
     fig.savefig(path, dpi=120)
     print(f"wrote {path}")
-    # The same numbers as a Markdown table (docs/recovery.md quotes it).
+    # The same numbers as a Markdown table (docs/recovery.md quotes it). "-" where a column is
+    # missing (tables of an older bench).
+    def col(r, key, fmt):
+        v = _num(r, key)
+        return "-" if v is None else fmt.format(v)
+
     print("| build | algorithm | updates | skew | base tick ms | overhead ms [min..max] | cpu overhead ms "
-          "| worst pause ms | checkpoint ms |")
+          "| worst pause ms (cpu) | checkpoint ms |")
     print("|---|---|---|---|---|---|---|---|---|")
     for r in sorted(rows, key=lambda r: (float(r["skew"]), int(r["updates"]), r["algorithm"], r["build"])):
-        cpu = r.get("cpu_overhead_ms", "")
-        print(f"| {r['build']} | {r['algorithm']} | {r['updates']} | {r['skew']} | {float(r['base_tick_ms']):.3f} "
-              f"| {float(r['overhead_ms']):.3f} [{float(r['overhead_min_ms']):.3f}..{float(r['overhead_max_ms']):.3f}] "
-              f"| {float(cpu):.3f} | {float(r['max_pause_ms']):.3f} | {float(r['ckpt_ms']):.2f} |"
-              if cpu else
-              f"| {r['build']} | {r['algorithm']} | {r['updates']} | {r['skew']} | {float(r['base_tick_ms']):.3f} "
-              f"| {float(r['overhead_ms']):.3f} | - | {float(r['max_pause_ms']):.3f} | {float(r['ckpt_ms']):.2f} |")
+        print(f"| {r['build']} | {r['algorithm']} | {r['updates']} | {r['skew']} | {col(r, 'base_tick_ms', '{:.3f}')} "
+              f"| {col(r, 'overhead_ms', '{:.3f}')} [{col(r, 'overhead_min_ms', '{:.3f}')}.."
+              f"{col(r, 'overhead_max_ms', '{:.3f}')}] | {col(r, 'cpu_overhead_ms', '{:.3f}')} "
+              f"| {col(r, 'max_pause_ms', '{:.3f}')} ({col(r, 'max_pause_cpu_ms', '{:.3f}')}) "
+              f"| {col(r, 'ckpt_ms', '{:.2f}')} |")
 
 
 def main():
