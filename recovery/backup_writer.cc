@@ -35,9 +35,7 @@ core::Status BackupWriter::WriteObjects(uint64_t first, const char* data, uint64
   const uint64_t bytes = count * object_size_;
   core::Status s = file_->PWrite(bf::kHeaderRegion + first * object_size_, std::string_view(data, bytes));
   if (!s.ok()) return s;
-  for (uint64_t k = 0; k < count; ++k) {
-    object_crcs_[index_][first + k] = crc32c::Value(data + k * object_size_, object_size_);
-  }
+  crc32c::ValuesOfBlocks(data, object_size_, count, &object_crcs_[index_][first]);
   bytes_written_ += bytes;
   return core::Status::OK();
 }

@@ -55,8 +55,7 @@ TEST_CASE("cou and pingpong stay consistent with concurrent updaters and writer"
           for (int u = 0; u < 40; ++u) {
             // Thread k owns objects with id % kThreads == k: one writer per object.
             uint32_t id = static_cast<uint32_t>((rng() % (kObjects / kThreads)) * kThreads + k);
-            ckpt->OnUpdate(id);
-            state.Mutate(id, t);
+            state.Update(id, t, ckpt.get());
           }
           frame.arrive_and_wait();
         }

@@ -156,13 +156,18 @@ core::Status Durability::OpenWriters() {
                                    std::strerror(errno));
     }
   }
-  // Only the algorithms that track writes need to hear of them; for naive and none the hook
-  // would be an indirect call per write that does nothing.
-  if (options_.algorithm == recovery::Algorithm::kCou ||
-      options_.algorithm == recovery::Algorithm::kPingPong) {
-    recovery::Checkpointer* ckpt = checkpointer_.get();
+  // Only the algorithms that track writes need to hear of them, each at its moment: cou before
+  // a write (the old value), pingpong once the World call that wrote the object returns (the new
+  // value, whole object: Mut hands out whole objects). For naive and none a hook would be an
+  // indirect call per write that does nothing.
+  recovery::Checkpointer* ckpt = checkpointer_.get();
+  if (options_.algorithm == recovery::Algorithm::kCou) {
     world_->set_write_hook(
         [ckpt](int object_id) { ckpt->OnUpdate(static_cast<uint32_t>(object_id)); });
+  } else if (options_.algorithm == recovery::Algorithm::kPingPong) {
+    world_->set_written_hook([ckpt](int object_id) {
+      ckpt->AfterUpdate(static_cast<uint32_t>(object_id), 0, static_cast<uint32_t>(game::kObjectSize));
+    });
   }
   return core::Status::OK();
 }
@@ -227,6 +232,7 @@ core::Status Durability::Close() {
   if (closed_) return core::Status::OK();
   closed_ = true;
   world_->set_write_hook(nullptr);
+  world_->set_written_hook(nullptr);
   core::Status s = checkpointer_ ? checkpointer_->Close() : core::Status::OK();
   core::Status ls = log_ ? log_->Close() : core::Status::OK();
   if (s.ok()) s = ls;

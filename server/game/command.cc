@@ -101,6 +101,7 @@ Region World::RegionOf(EntityId player, const UserCmd& cmd) const {
 }
 
 core::Status World::ExecuteCommand(EntityId player, const UserCmd& cmd) {
+  WrittenScope written(this);
   if (!IsPlayerId(player) || !(objects_[player].edict.flags & kFlagConnected)) {
     return core::Status::InvalidArgument("command: player " + std::to_string(player) +
                                          " is not connected");

@@ -45,6 +45,7 @@ void World::FreeRocketSlots(EntityId player) {
 }
 
 core::Status World::Leave(EntityId player) {
+  WrittenScope written(this);
   if (!IsPlayerId(player) || !(objects_[player].edict.flags & kFlagConnected)) {
     return core::Status::InvalidArgument("leave: player " + std::to_string(player) +
                                          " is not connected");
@@ -94,6 +95,7 @@ void World::ResumeRecord(EntityId record, EntityId player) {
 }
 
 core::Status World::EvictRecord(EntityId record) {
+  WrittenScope written(this);
   if (record < first_record_ || record >= object_count_ ||
       objects_[record].edict.kind != EntityKind::kRecord) {
     return core::Status::InvalidArgument("evict: object " + std::to_string(record) +

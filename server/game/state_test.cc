@@ -1,8 +1,9 @@
 // State tests: the object layout, the Mut contract (every changed object was announced to the
-// write hook first), hashing, save/load, persistent players and refusal of bad input.
+// write hook first, and reported to the written hook after the call), hashing, save/load, persistent players and refusal of bad input.
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <map>
 #include <set>
 
 #include "server/game/cmd_script.h"
@@ -97,6 +98,62 @@ TEST_CASE("every object that changes was announced to the write hook before") {
     }
   }
   CHECK(changed_objects > 300 * 8);
+}
+
+TEST_CASE("every object a World call wrote is reported to the written hook, with its final bytes") {
+  auto t = SmallArena(8);
+  World* w = t.world.get();
+  testing::ScriptOptions opts;
+  opts.attack_percent = 40;
+  std::vector<testing::ScriptedPlayer> bots;
+  for (int i = 0; i < 8; ++i) {
+    EntityId id = testing::JoinOrDie(w, "bot" + std::to_string(i), i);
+    Edict& e = w->Mut(id);
+    e.weapons_owned |= 1u << kWeaponRocketLauncher;
+    e.ammo_rockets = 50;
+    bots.emplace_back(id, i + 1, opts);
+  }
+  std::map<int, std::vector<uint8_t>> reported;  // id -> its bytes when reported
+  w->set_written_hook([&](int id) {
+    REQUIRE(reported.count(id) == 0);  // once per call
+    const uint8_t* o = w->StateBytes().data() + id * kObjectSize;
+    reported[id].assign(o, o + kObjectSize);
+  });
+  // After each call: everything that changed was reported, and with the bytes it has now (the
+  // hook ran when the call's writes were done).
+  std::vector<uint8_t> before;
+  auto check_call = [&](const char* what, int tick) {
+    auto now = w->StateBytes();
+    for (int id = 0; id < w->object_count(); ++id) {
+      const uint8_t* o = now.data() + id * kObjectSize;
+      if (std::memcmp(o, before.data() + id * kObjectSize, kObjectSize) != 0) {
+        INFO(what << " at tick " << tick << " changed object " << id << " without reporting it");
+        REQUIRE(reported.count(id) == 1);
+      }
+      if (reported.count(id)) {
+        INFO(what << " at tick " << tick << " reported object " << id << " before its last write");
+        REQUIRE(std::memcmp(o, reported[id].data(), kObjectSize) == 0);
+      }
+    }
+    reported.clear();
+  };
+  for (int tick = 0; tick < 200; ++tick) {
+    w->SaveState(&before);
+    w->RunWorldPhase();
+    check_call("world phase", tick);
+    for (auto& bot : bots) {
+      if (w->Get(bot.player()).flags & kFlagConnected) {
+        w->SaveState(&before);
+        REQUIRE(w->ExecuteCommand(bot.player(), bot.Next(*w)).ok());
+        check_call("command", tick);
+      }
+    }
+    w->SaveState(&before);
+    if (tick == 100) REQUIRE(w->Leave(bots[3].player()).ok());
+    if (tick == 150) REQUIRE(w->Join("bot3", 3).resumed);
+    check_call("leave/join", tick);
+  }
+  w->set_written_hook(nullptr);
 }
 
 TEST_CASE("a player resumes by name and token, and a wrong token is refused") {

@@ -23,6 +23,14 @@ namespace {
 
 thread_local const CommandScope* t_scope = nullptr;
 
+// The objects handed out by Mut during the current outermost World call on this thread (only
+// while a written hook is set), and the nesting depth of WrittenScopes.
+struct WrittenObjects {
+  int depth = 0;
+  std::vector<EntityId> ids;
+};
+thread_local WrittenObjects t_written;
+
 constexpr uint64_t kTokenSalt = 0x746f6b656e5f5f31ULL;
 
 uint64_t HashMap(const maps::Map& map) {
@@ -60,6 +68,25 @@ World::World(const collision::CollisionWorld& collision, const WorldConfig& conf
       seed_(config.seed) {}
 
 World::~World() = default;
+
+World::WrittenScope::WrittenScope(World* world) : world_(world) { ++t_written.depth; }
+
+World::WrittenScope::~WrittenScope() {
+  if (--t_written.depth > 0 || t_written.ids.empty()) return;
+  // Each object once, in id order; the ids are few (the objects one call touched).
+  std::vector<EntityId>& ids = t_written.ids;
+  std::sort(ids.begin(), ids.end());
+  ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+  if (world_->written_hook_) {
+    for (EntityId id : ids) world_->written_hook_(id);
+  }
+  ids.clear();
+}
+
+void World::NoteWritten(EntityId id) {
+  AS_CHECK(t_written.depth > 0, "World::Mut outside a World call while a written hook is set");
+  t_written.ids.push_back(id);
+}
 
 core::Status World::Create(const maps::Map& map, const collision::CollisionWorld& collision,
                            const WorldConfig& config, std::unique_ptr<World>* out) {
@@ -171,6 +198,7 @@ Edict& World::Mut(EntityId id) {
   AS_CHECK(id > 0 && id < object_count_, "edict id out of range");
   if (region_check_) CheckAccess(id, "write");
   if (write_hook_) write_hook_(id);
+  if (written_hook_) NoteWritten(id);
   return objects_[id].edict;
 }
 
@@ -179,6 +207,7 @@ Globals& World::MutGlobals() {
     AS_CHECK(t_scope == nullptr || t_scope->world != this, "a command wrote the globals");
   }
   if (write_hook_) write_hook_(0);
+  if (written_hook_) NoteWritten(0);
   return objects_[0].globals;
 }
 
@@ -262,6 +291,7 @@ void World::QueryBox(const Bounds& box, std::vector<EntityId>* out) const {
 }
 
 void World::RelinkAll() {
+  WrittenScope written(this);
   tree_->UnlinkAll();
   for (EntityId id = 1; id < object_count_; ++id) {
     const Edict& e = objects_[id].edict;
@@ -277,6 +307,7 @@ bool World::TokenMatches(EntityId player, uint64_t token) const {
 }
 
 JoinResult World::Join(std::string_view name, uint64_t token) {
+  WrittenScope written(this);
   JoinResult r;
   if (!ValidName(name)) {
     r.status = core::Status::InvalidArgument("join: name must be 1..31 printable characters");

@@ -11,7 +11,9 @@
 // The Mut contract. Every write to persistent state goes through Mut(id) or MutGlobals(), which
 // call the write hook (if set) with the object id BEFORE returning the reference. The returned
 // reference may be written until the current call into the World returns (a command, the world
-// phase, a join/leave); it must not be kept across calls. Nothing else writes the state.
+// phase, a join/leave/evict); it must not be kept across calls. When that call returns, the
+// written hook (if set) is called once for every object it wrote, on the same thread (for a
+// command: still under the caller's region locks). Nothing else writes the state.
 // Reads go through the const accessors. Derived data (areanode links) is not persistent: it is
 // rebuilt from kFlagLinked and the edict boxes by LoadState().
 //
@@ -66,7 +68,8 @@ struct JoinResult {
   bool resumed = false;  // an existing record was resumed
 };
 
-// Called with an object id before that object is written (recovery's copy-on-update hook).
+// Called with an object id before that object is written (recovery's copy-on-update hook), or,
+// as the written hook, after the World call that wrote it (recovery's ping-pong hook).
 using WriteHook = std::function<void(int object_id)>;
 
 class World {
@@ -112,6 +115,7 @@ class World {
   Edict& Mut(EntityId id);
   Globals& MutGlobals();
   void set_write_hook(WriteHook hook) { write_hook_ = std::move(hook); }
+  void set_written_hook(WriteHook hook) { written_hook_ = std::move(hook); }
 
   // ---- Serial phases ----
   // Joins by name and secret token. An online player of that name with that token stays as it
@@ -186,8 +190,22 @@ class World {
     ItemType item;
     Vec3 origin;
   };
+  // Opened by each public call that may write: collects the objects Mut hands out on this thread
+  // and reports them to the written hook when the outermost one closes.
+  class WrittenScope {
+   public:
+    explicit WrittenScope(World* world);
+    ~WrittenScope();
+    WrittenScope(const WrittenScope&) = delete;
+    WrittenScope& operator=(const WrittenScope&) = delete;
+
+   private:
+    World* world_;
+  };
+
   World(const collision::CollisionWorld& collision, const WorldConfig& config);
   void InitState(uint64_t map_hash);
+  void NoteWritten(EntityId id);
 
   // Links/unlinks an entity in the tree from origin+mins/maxs and keeps kFlagLinked in step.
   void LinkEdict(EntityId id);
@@ -235,6 +253,7 @@ class World {
   std::unique_ptr<areanode::AreanodeTree> tree_;
   std::vector<Object> objects_;  // the persistent state
   WriteHook write_hook_;
+  WriteHook written_hook_;
   bool region_check_ = false;
 
   // Fixed at creation (not persistent; equal for every World of the same map and config).

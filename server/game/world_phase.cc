@@ -13,6 +13,7 @@
 namespace game {
 
 void World::RunWorldPhase() {
+  WrittenScope written(this);
   const int tick = ++MutGlobals().tick;
   const float flight = kRocketSpeed * static_cast<float>(tick_ms_) * 0.001f;
   for (EntityId id = first_rocket_; id < first_pickup_; ++id) {

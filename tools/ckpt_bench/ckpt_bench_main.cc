@@ -1,8 +1,14 @@
-// aftershock-ckpt-bench: the synthetic workload of Vaz Salles et al. (VLDB'09, Table 4), scaled
-// to this machine, run against the real checkpointers on the real file system. Each tick updates
-// `updates` cells of Zipf-chosen objects (through the hook) at --hz; per algorithm we report the
-// average overhead per tick against a run without checkpoints, the worst tick and boundary pause,
-// the time to write a checkpoint, and the time to recover (restore + replay of the logged ticks).
+// aftershock-ckpt-bench: the synthetic workload of Vaz Salles et al. (VLDB'09, Table 4) and Cao et
+// al. (SIGMOD'11, sec. 5.3), scaled to this machine, run against the real checkpointers on the
+// real file system. Each tick writes `updates` 8-byte cells of Zipf-chosen objects, each write
+// bracketed by the checkpointer's hooks. Every tick's update stream is drawn BEFORE the run, so
+// the timed tick holds the application's writes, the hooks and the tick boundary, nothing else.
+// Per algorithm and cell we report the baseline tick (no checkpointer) and the overhead against
+// it as medians over --runs alternated runs with their range, the same for the tick thread's CPU
+// time (which preemption on a shared machine does not inflate), the worst boundary pause (wall
+// and the tick thread's CPU time inside it, which tells work from descheduling), the
+// time to write a checkpoint, and a check that recovery (restore + replay) reproduces the state.
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -28,22 +34,31 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using recovery::Algorithm;
 
+constexpr uint32_t kCellBytes = 8;
+
 double MsBetween(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+// CPU time of the calling thread, ms.
+double ThreadCpuMs() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) / 1e6;
 }
 
 struct Config {
   uint32_t objects = 65536;
   uint32_t object_size = 256;
-  uint64_t ticks = 1000;
-  double hz = 30;
-  std::vector<int> updates{1000, 4000, 16000, 64000, 256000};
-  std::vector<double> skews{0, 0.5, 0.8, 0.99};
-  int default_updates = 64000;
-  double default_skew = 0.8;
+  uint64_t ticks = 500;
+  double hz = 100;
+  std::vector<int> updates{1000, 16000, 64000};
+  std::vector<double> skews{0, 0.8};
   std::vector<Algorithm> algorithms{Algorithm::kNaive, Algorithm::kCou, Algorithm::kPingPong};
+  int runs = 3;
   int interval_ms = 0;
   std::string dir;
+  std::string label;  // CSV column "build": tells binaries apart when their tables are merged
   bool csv = false;
   bool keep = false;
 };
@@ -70,30 +85,75 @@ class Zipf {
   std::vector<uint32_t> ids_;
 };
 
-// The game tick: `updates` cell writes, each announced to the hook first. Deterministic in tick,
-// so replay regenerates it from the logged tick number.
-void RunTickUpdates(const Config& cfg, const Zipf& zipf, int updates, uint64_t tick, uint8_t* state,
-                    recovery::Checkpointer* ckpt) {
-  std::mt19937_64 rng(tick * 0x9E3779B97F4A7C15ull);
-  const uint32_t cells = cfg.object_size / 8;
-  for (int u = 0; u < updates; ++u) {
+// Every tick's updates, drawn once per cell: tick t writes cells[first(t) .. first(t+1)), each
+// cell index = object * cells_per_object + cell. Live runs and replay read the same table.
+struct UpdateStream {
+  uint32_t cells_per_object = 0;
+  int updates = 0;
+  std::vector<uint32_t> cells;  // ticks * updates entries
+
+  const uint32_t* tick(uint64_t t) const { return cells.data() + (t - 1) * uint64_t(updates); }
+};
+
+UpdateStream DrawUpdates(const Config& cfg, int updates, double skew) {
+  const Zipf zipf(cfg.objects, skew);
+  UpdateStream s;
+  s.cells_per_object = cfg.object_size / kCellBytes;
+  s.updates = updates;
+  s.cells.resize(cfg.ticks * uint64_t(updates));
+  std::mt19937_64 rng(0x9E3779B97F4A7C15ull ^ uint64_t(updates));
+  for (uint32_t& c : s.cells) {
     const uint32_t id = zipf.Sample(rng);
-    const uint32_t cell = static_cast<uint32_t>(rng() % cells);
-    if (ckpt != nullptr) ckpt->OnUpdate(id);
+    c = id * s.cells_per_object + static_cast<uint32_t>(rng() % s.cells_per_object);
+  }
+  return s;
+}
+
+// The game tick: each cell write goes through the checkpointer's write path (Checkpointer::Write:
+// the hooks and the write itself). ckpt == nullptr: the baseline, a plain store.
+void RunTickUpdates(const Config& cfg, const UpdateStream& stream, uint64_t tick, uint8_t* state,
+                    recovery::Checkpointer* ckpt) {
+  const uint32_t* cells = stream.tick(tick);
+  for (int u = 0; u < stream.updates; ++u) {
+    const uint32_t id = cells[u] / stream.cells_per_object;
+    const uint32_t offset = (cells[u] % stream.cells_per_object) * kCellBytes;
     const uint64_t value = tick ^ (uint64_t(u) << 20);
-    std::memcpy(state + uint64_t{id} * cfg.object_size + cell * 8, &value, 8);
+    if (ckpt != nullptr) ckpt->Write(id, offset, &value, kCellBytes);
+    else std::memcpy(state + uint64_t{id} * cfg.object_size + offset, &value, kCellBytes);
   }
 }
 
-struct CellResult {
-  double tick_ms = 0, max_tick_ms = 0, mean_pause_ms = 0, max_pause_ms = 0, ckpt_ms = 0, mb_written = 0;
+struct RunResult {
+  double max_boundary_cpu_ms = 0;  // the tick thread's CPU time inside the slowest TickBoundary
+  double tick_ms = 0, tick_cpu_ms = 0, max_tick_ms = 0, mean_pause_ms = 0, max_pause_ms = 0, ckpt_ms = 0, mb_written = 0;
   uint64_t checkpoints = 0, replayed = 0;
-  double restore_ms = 0, recovery_ms = 0;
+  double recovery_ms = 0;
   bool verified = false;
 };
 
-core::Status RunCell(const Config& cfg, Algorithm algo, int updates, const Zipf& zipf,
-                     const std::string& dir, CellResult* out) {
+// Recovery as after a crash at the last tick: restore the newest backup, replay the log.
+core::Status VerifyRecovery(const Config& cfg, const UpdateStream& stream, const std::string& dir,
+                            const std::vector<uint8_t>& state, RunResult* out) {
+  std::vector<uint8_t> recovered(state.size(), 0);
+  recovery::RecoverOptions ro;
+  ro.dir = dir;
+  ro.object_count = cfg.objects;
+  ro.object_size = cfg.object_size;
+  recovery::RecoveryReport report;
+  const Clock::time_point r0 = Clock::now();
+  core::Status s = recovery::Recover(ro, recovered.data(), [&](uint64_t tick, std::string_view) {
+    RunTickUpdates(cfg, stream, tick, recovered.data(), nullptr);
+    return core::Status::OK();
+  }, &report);
+  out->recovery_ms = MsBetween(r0, Clock::now());
+  if (!s.ok()) return s;
+  out->replayed = report.records_replayed;
+  out->verified = recovered == state;
+  return core::Status::OK();
+}
+
+core::Status RunOnce(const Config& cfg, Algorithm algo, const UpdateStream& stream,
+                     const std::string& dir, RunResult* out) {
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   std::vector<uint8_t> state(uint64_t{cfg.objects} * cfg.object_size, 0);
@@ -114,16 +174,21 @@ core::Status RunCell(const Config& cfg, Algorithm algo, int updates, const Zipf&
   recovery::Checkpointer* hook = algo == Algorithm::kNone ? nullptr : ckpt.get();
   const auto period = cfg.hz > 0 ? std::chrono::duration<double>(1.0 / cfg.hz) : std::chrono::duration<double>(0);
   Clock::time_point next = Clock::now();
-  double total_ms = 0;
+  double total_ms = 0, total_cpu_ms = 0;
   for (uint64_t t = 1; t <= cfg.ticks; ++t) {
     if (cfg.hz > 0) {
       std::this_thread::sleep_until(next);
       next += std::chrono::duration_cast<Clock::duration>(period);
     }
+    const double cpu0 = ThreadCpuMs();
     const Clock::time_point t0 = Clock::now();
-    RunTickUpdates(cfg, zipf, updates, t, state.data(), hook);
+    RunTickUpdates(cfg, stream, t, state.data(), hook);
+    const double cpu1 = ThreadCpuMs();
     core::Status s = ckpt->TickBoundary(t);
     const double ms = MsBetween(t0, Clock::now());
+    const double cpu2 = ThreadCpuMs();
+    total_cpu_ms += cpu2 - cpu0;
+    out->max_boundary_cpu_ms = std::max(out->max_boundary_cpu_ms, cpu2 - cpu1);
     if (!s.ok()) return s;
     total_ms += ms;
     out->max_tick_ms = std::max(out->max_tick_ms, ms);
@@ -135,31 +200,105 @@ core::Status RunCell(const Config& cfg, Algorithm algo, int updates, const Zipf&
   if (core::Status s = log->Close(); !s.ok()) return s;
   const recovery::CheckpointStats st = ckpt->stats();
   out->tick_ms = total_ms / double(cfg.ticks);
+  out->tick_cpu_ms = total_cpu_ms / double(cfg.ticks);
   out->mean_pause_ms = st.mean_pause_ms();
   out->max_pause_ms = st.pause_max_ms;
   out->ckpt_ms = st.mean_checkpoint_ms();
   out->checkpoints = st.checkpoints;
   out->mb_written = double(st.bytes_written) / (1 << 20);
-
-  // Recovery as after a crash at the last tick: restore the newest backup, replay the log.
-  std::vector<uint8_t> recovered(state.size(), 0);
-  recovery::RecoverOptions ro;
-  ro.dir = dir;
-  ro.object_count = cfg.objects;
-  ro.object_size = cfg.object_size;
-  recovery::RecoveryReport report;
-  const Clock::time_point r0 = Clock::now();
-  core::Status s = recovery::Recover(ro, recovered.data(), [&](uint64_t tick, std::string_view) {
-    RunTickUpdates(cfg, zipf, updates, tick, recovered.data(), nullptr);
-    return core::Status::OK();
-  }, &report);
-  out->recovery_ms = MsBetween(r0, Clock::now());
-  if (!s.ok()) return s;
-  out->restore_ms = report.restore_ms;
-  out->replayed = report.records_replayed;
-  out->verified = recovered == state;
+  core::Status s = VerifyRecovery(cfg, stream, dir, state, out);
   if (!cfg.keep) std::filesystem::remove_all(dir);
-  return core::Status::OK();
+  return s;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// One algorithm's runs in one cell, and the baseline runs they are compared with (same index).
+struct Series {
+  Algorithm algorithm;
+  std::vector<RunResult> runs;
+};
+
+void PrintHeader(const Config& cfg) {
+  std::printf(cfg.csv ? "# " : "");
+  std::printf("state %u objects x %u bytes (%.1f MiB), %llu ticks at %g Hz, %d alternated runs per cell, dir %s\n",
+              cfg.objects, cfg.object_size, double(cfg.objects) * cfg.object_size / (1 << 20),
+              static_cast<unsigned long long>(cfg.ticks), cfg.hz, cfg.runs, cfg.dir.c_str());
+  if (cfg.csv) {
+    std::printf("build,algorithm,updates,skew,runs,base_tick_ms,base_min_ms,base_max_ms,tick_ms,overhead_ms,"
+                "overhead_min_ms,overhead_max_ms,base_cpu_ms,cpu_overhead_ms,cpu_overhead_min_ms,cpu_overhead_max_ms,"
+                "max_tick_ms,mean_pause_ms,max_pause_ms,max_pause_cpu_ms,checkpoints,ckpt_ms,mb_written,replayed_ticks,"
+                "recovery_ms,verified\n");
+  } else {
+    std::printf("ms per tick; medians of the runs, [min..max] over the runs; cpu = the tick thread's CPU time;\n"
+                "max_tick and max_pause are the worst of all runs; ckpts per run; ckpt_ms = start to commit\n");
+    std::printf("%-9s %7s %4s %8s %17s %8s %19s %8s %8s %8s %9s %9s %5s %8s %8s %6s %s\n", "algorithm", "updates",
+                "skew", "base_ms", "[base range]", "overhd", "[overhead range]", "base_cpu", "cpu_over", "max_tick",
+                "mean_paus", "max_pause", "ckpts", "ckpt_ms", "MB_writ", "recov", "ok");
+  }
+}
+
+// Prints one row per algorithm (the baseline first) for a finished cell.
+void PrintCell(const Config& cfg, int updates, double skew, const Series& base, const std::vector<Series>& algos) {
+  std::vector<double> base_ms, base_cpu;
+  for (const RunResult& r : base.runs) {
+    base_ms.push_back(r.tick_ms);
+    base_cpu.push_back(r.tick_cpu_ms);
+  }
+  const double base_med = Median(base_ms);
+  const double base_min = *std::min_element(base_ms.begin(), base_ms.end());
+  const double base_max = *std::max_element(base_ms.begin(), base_ms.end());
+  std::vector<const Series*> all{&base};
+  for (const Series& s : algos) all.push_back(&s);
+  for (const Series* s : all) {
+    std::vector<double> tick, over, cpu_over, pause, ckpt, mb, recov;
+    double max_tick = 0, max_pause = 0, max_pause_cpu = 0;
+    uint64_t ckpts = 0, replayed = 0;
+    bool ok = true;
+    for (size_t k = 0; k < s->runs.size(); ++k) {
+      const RunResult& r = s->runs[k];
+      tick.push_back(r.tick_ms);
+      over.push_back(r.tick_ms - base.runs[k].tick_ms);
+      cpu_over.push_back(r.tick_cpu_ms - base.runs[k].tick_cpu_ms);
+      pause.push_back(r.mean_pause_ms);
+      ckpt.push_back(r.ckpt_ms);
+      mb.push_back(r.mb_written);
+      recov.push_back(r.recovery_ms);
+      max_tick = std::max(max_tick, r.max_tick_ms);
+      max_pause = std::max(max_pause, r.max_pause_ms);
+      max_pause_cpu = std::max(max_pause_cpu, r.max_boundary_cpu_ms);
+      ckpts += r.checkpoints;
+      replayed = std::max(replayed, r.replayed);
+      ok = ok && r.verified;
+    }
+    const double omin = *std::min_element(over.begin(), over.end());
+    const double omax = *std::max_element(over.begin(), over.end());
+    const double cmin = *std::min_element(cpu_over.begin(), cpu_over.end());
+    const double cmax = *std::max_element(cpu_over.begin(), cpu_over.end());
+    const char* name = recovery::AlgorithmName(s->algorithm);
+    const unsigned long long ckpts_per_run = ckpts / s->runs.size();
+    if (cfg.csv) {
+      std::printf("%s,%s,%d,%g,%zu,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.3f,%.4f,%.4f,%.4f,%llu,"
+                  "%.2f,%.1f,%llu,%.1f,%s\n",
+                  cfg.label.c_str(), name, updates, skew, s->runs.size(), base_med, base_min, base_max, Median(tick),
+                  Median(over), omin, omax, Median(base_cpu), Median(cpu_over), cmin, cmax, max_tick, Median(pause),
+                  max_pause, max_pause_cpu, ckpts_per_run, Median(ckpt), Median(mb), static_cast<unsigned long long>(replayed),
+                  Median(recov), ok ? "yes" : "NO");
+    } else {
+      (void)cmin;
+      (void)cmax;
+      std::printf("%-9s %7d %4.2f %8.4f [%7.4f..%7.4f] %8.4f [%8.4f..%8.4f] %8.4f %8.4f %8.3f %9.4f %9.4f %5llu %8.2f "
+                  "%8.1f %6.1f %s\n",
+                  name, updates, skew, base_med, base_min, base_max, Median(over), omin, omax, Median(base_cpu),
+                  Median(cpu_over), max_tick, Median(pause), max_pause, ckpts_per_run, Median(ckpt), Median(mb),
+                  Median(recov), ok ? "yes" : "NO");
+    }
+  }
+  std::fflush(stdout);
 }
 
 template <typename T>
@@ -179,23 +318,24 @@ std::vector<T> ParseList(const std::string& text) {
 
 Config ParseArgs(int argc, char** argv, bool* exit_now) {
   cxxopts::Options opts("aftershock-ckpt-bench",
-                        "Checkpoint algorithms on the VLDB'09 Table 4 Zipf workload (scaled): overhead per "
-                        "tick, pauses, checkpoint time, recovery time.\nCells: the --updates sweep at "
-                        "--default-skew, then the --skews sweep at --default-updates.");
+                        "Checkpoint algorithms on the VLDB'09 / SIGMOD'11 synthetic Zipf workload: overhead per "
+                        "tick against a baseline without checkpoints, boundary pauses, checkpoint time, recovery "
+                        "check.\nCells: every --updates x --skews pair; per cell --runs rounds, each running the "
+                        "baseline and every algorithm (order alternated between rounds).");
   Config c;
   opts.add_options()
       ("h,help", "show this help")
       ("objects", "objects in the state", cxxopts::value<uint32_t>()->default_value("65536"))
       ("object-size", "bytes per object (multiple of 8)", cxxopts::value<uint32_t>()->default_value("256"))
-      ("ticks", "ticks per run", cxxopts::value<uint64_t>()->default_value("1000"))
-      ("hz", "tick rate; 0 = run ticks back to back", cxxopts::value<double>()->default_value("30"))
-      ("updates", "updates per tick to sweep", cxxopts::value<std::string>()->default_value("1000,4000,16000,64000,256000"))
-      ("skews", "Zipf skews to sweep", cxxopts::value<std::string>()->default_value("0,0.5,0.8,0.99"))
-      ("default-updates", "updates per tick during the skew sweep", cxxopts::value<int>()->default_value("64000"))
-      ("default-skew", "skew during the updates sweep", cxxopts::value<double>()->default_value("0.8"))
-      ("algorithms", "algorithms to run (none is always the baseline)", cxxopts::value<std::string>()->default_value("naive,cou,pingpong"))
+      ("ticks", "ticks per run", cxxopts::value<uint64_t>()->default_value("500"))
+      ("hz", "tick rate; 0 = run ticks back to back", cxxopts::value<double>()->default_value("100"))
+      ("updates", "updates (8-byte cell writes) per tick", cxxopts::value<std::string>()->default_value("1000,16000,64000"))
+      ("skews", "Zipf skews (0 = uniform)", cxxopts::value<std::string>()->default_value("0,0.8"))
+      ("algorithms", "algorithms to run (the baseline none always runs)", cxxopts::value<std::string>()->default_value("naive,cou,pingpong"))
+      ("runs", "alternated rounds per cell (medians are reported)", cxxopts::value<int>()->default_value("3"))
       ("interval-ms", "minimum ms between checkpoint starts (0 = back to back)", cxxopts::value<int>()->default_value("0"))
-      ("dir", "scratch directory (default: a new one under /tmp)", cxxopts::value<std::string>())
+      ("dir", "scratch directory (default: a new one under $TMPDIR or /tmp)", cxxopts::value<std::string>())
+      ("label", "value of the CSV 'build' column", cxxopts::value<std::string>()->default_value(""))
       ("csv", "print CSV instead of a table")
       ("keep", "keep the last run's recovery directory (DIR/cell) for aftershock-inspect");
   auto r = opts.parse(argc, argv);
@@ -210,9 +350,9 @@ Config ParseArgs(int argc, char** argv, bool* exit_now) {
   c.hz = r["hz"].as<double>();
   c.updates = ParseList<int>(r["updates"].as<std::string>());
   c.skews = ParseList<double>(r["skews"].as<std::string>());
-  c.default_updates = r["default-updates"].as<int>();
-  c.default_skew = r["default-skew"].as<double>();
+  c.runs = r["runs"].as<int>();
   c.interval_ms = r["interval-ms"].as<int>();
+  c.label = r["label"].as<std::string>();
   c.csv = r.count("csv") > 0;
   c.keep = r.count("keep") > 0;
   c.algorithms.clear();
@@ -222,8 +362,13 @@ Config ParseArgs(int argc, char** argv, bool* exit_now) {
     if (core::Status s = recovery::ParseAlgorithm(name, &a); !s.ok()) throw cxxopts::exceptions::exception(s.message());
     if (a != Algorithm::kNone) c.algorithms.push_back(a);
   }
-  if (c.objects == 0 || c.object_size < 8 || c.object_size % 8 != 0 || c.ticks == 0 || c.hz < 0) {
-    throw cxxopts::exceptions::exception("need --objects > 0, --object-size a multiple of 8, --ticks > 0, --hz >= 0");
+  if (c.objects == 0 || c.object_size < kCellBytes || c.object_size % kCellBytes != 0 || c.ticks == 0 ||
+      c.hz < 0 || c.runs < 1) {
+    throw cxxopts::exceptions::exception(
+        "need --objects > 0, --object-size a multiple of 8, --ticks > 0, --hz >= 0, --runs >= 1");
+  }
+  if (uint64_t{c.objects} * (c.object_size / kCellBytes) > UINT32_MAX) {
+    throw cxxopts::exceptions::exception("more than 2^32 cells in the state");
   }
   for (int u : c.updates) if (u < 0) throw cxxopts::exceptions::exception("updates must be >= 0");
   for (double s : c.skews) if (s < 0) throw cxxopts::exceptions::exception("skews must be >= 0");
@@ -243,55 +388,51 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "aftershock-ckpt-bench: %s (see --help)\n", e.what());
     return 2;
   }
-  if (cfg.dir.empty()) {
+  const bool own_dir = cfg.dir.empty();
+  if (own_dir) {
     std::string tmpl = (std::filesystem::temp_directory_path() / "aftershock-ckpt-bench-XXXXXX").string();
     if (::mkdtemp(tmpl.data()) == nullptr) {
-      std::fprintf(stderr, "aftershock-ckpt-bench: cannot create a scratch directory under /tmp\n");
+      std::fprintf(stderr, "aftershock-ckpt-bench: cannot create a scratch directory\n");
       return 2;
     }
     cfg.dir = tmpl;
   }
-  std::vector<std::pair<int, double>> cells;
-  for (int u : cfg.updates) cells.push_back({u, cfg.default_skew});
-  for (double s : cfg.skews) cells.push_back({cfg.default_updates, s});
-  std::printf(cfg.csv ? "# " : "");
-  std::printf("state %u objects x %u bytes (%.1f MiB), %llu ticks at %g Hz, dir %s\n", cfg.objects,
-              cfg.object_size, double(cfg.objects) * cfg.object_size / (1 << 20),
-              static_cast<unsigned long long>(cfg.ticks), cfg.hz, cfg.dir.c_str());
-  if (cfg.csv) {
-    std::printf("algorithm,updates,skew,tick_ms,overhead_ms,max_tick_ms,mean_pause_ms,max_pause_ms,checkpoints,"
-                "ckpt_ms,mb_written,restore_ms,replayed_ticks,recovery_ms,verified\n");
-  } else {
-    std::printf("%-9s %8s %5s %9s %11s %9s %10s %9s %6s %9s %9s %9s %7s %10s %s\n", "algorithm", "updates",
-                "skew", "tick_ms", "overhead_ms", "max_tick", "mean_pause", "max_pause", "ckpts", "ckpt_ms", "MB_writ",
-                "restore", "replay", "recovery", "ok");
-  }
+  PrintHeader(cfg);
   int failures = 0;
-  for (auto [updates, skew] : cells) {
-    const Zipf zipf(cfg.objects, skew);
-    std::vector<Algorithm> runs{Algorithm::kNone};
-    runs.insert(runs.end(), cfg.algorithms.begin(), cfg.algorithms.end());
-    double base_ms = 0;
-    for (Algorithm a : runs) {
-      CellResult r;
-      core::Status s = RunCell(cfg, a, updates, zipf, cfg.dir + "/cell", &r);
-      if (!s.ok()) {
-        std::fprintf(stderr, "aftershock-ckpt-bench: %s, %d updates, skew %g: %s\n", recovery::AlgorithmName(a),
-                     updates, skew, s.ToString().c_str());
+  for (int updates : cfg.updates) {
+    for (double skew : cfg.skews) {
+      const UpdateStream stream = DrawUpdates(cfg, updates, skew);
+      Series base{Algorithm::kNone, {}};
+      std::vector<Series> algos;
+      for (Algorithm a : cfg.algorithms) algos.push_back({a, {}});
+      std::vector<Series*> order{&base};
+      for (Series& s : algos) order.push_back(&s);
+      bool cell_ok = true;
+      for (int run = 0; run < cfg.runs && cell_ok; ++run) {
+        // Alternate the order so no algorithm always runs right after the same neighbour.
+        if (run > 0) std::reverse(order.begin(), order.end());
+        for (Series* s : order) {
+          RunResult r;
+          core::Status st = RunOnce(cfg, s->algorithm, stream, cfg.dir + "/cell", &r);
+          if (!st.ok()) {
+            std::fprintf(stderr, "aftershock-ckpt-bench: %s, %d updates, skew %g: %s\n",
+                         recovery::AlgorithmName(s->algorithm), updates, skew, st.ToString().c_str());
+            cell_ok = false;
+            break;
+          }
+          s->runs.push_back(r);
+        }
+      }
+      if (!cell_ok) {
         ++failures;
         continue;
       }
-      if (a == Algorithm::kNone) base_ms = r.tick_ms;
-      failures += r.verified ? 0 : 1;
-      const char* fmt = cfg.csv ? "%s,%d,%g,%.4f,%.4f,%.3f,%.4f,%.3f,%llu,%.1f,%.1f,%.1f,%llu,%.1f,%s\n"
-                                : "%-9s %8d %5.2f %9.4f %11.4f %9.3f %10.4f %9.3f %6llu %9.1f %9.1f %9.1f %7llu %10.1f %s\n";
-      std::printf(fmt, recovery::AlgorithmName(a), updates, skew, r.tick_ms, r.tick_ms - base_ms, r.max_tick_ms,
-                  r.mean_pause_ms, r.max_pause_ms, static_cast<unsigned long long>(r.checkpoints), r.ckpt_ms, r.mb_written,
-                  r.restore_ms, static_cast<unsigned long long>(r.replayed), r.recovery_ms,
-                  r.verified ? "yes" : "NO");
-      std::fflush(stdout);
+      for (const Series& s : algos) {
+        for (const RunResult& r : s.runs) failures += r.verified ? 0 : 1;
+      }
+      PrintCell(cfg, updates, skew, base, algos);
     }
   }
-  if (!cfg.keep) std::filesystem::remove_all(cfg.dir);
+  if (own_dir && !cfg.keep) std::filesystem::remove_all(cfg.dir);
   return failures == 0 ? 0 : 1;
 }

@@ -7,9 +7,11 @@
       response_time.png  mean and p99 response ms against players              (Fig. 5c)
       lock_wait.png      lock and wait share of thread time against players
       capacity.png       p50 and p99 response and the share of commands answered against players
-  plot.py ckpt ckpt.csv --out out/figs
-      ckpt_overhead.png  checkpoint overhead per tick against updates per tick and against skew,
-                         per algorithm (ckpt.csv: aftershock-ckpt-bench --csv > ckpt.csv)
+  plot.py ckpt ckpt.csv [old.csv ...] --out out/figs
+      ckpt_figure2.png   per Zipf skew: overhead per tick (with the baseline tick), worst boundary
+                         pause and checkpoint time against updates per tick, one line per
+                         (build, algorithm) (ckpt.csv: aftershock-ckpt-bench --csv > ckpt.csv);
+                         also prints the numbers as a Markdown table
 
 One figure set per (locking, frame mode, map) found in the table. Runs under Debian's python3
 (python3-matplotlib), hence the /usr/bin/python3 shebang.
@@ -18,6 +20,7 @@ import argparse
 import collections
 import csv
 import os
+import statistics
 import sys
 
 import matplotlib
@@ -156,57 +159,116 @@ def cmd_sweep(args):
         print(f"wrote {stem}_*.png")
 
 
+def _ckpt_rows(paths):
+    """Rows of one or more aftershock-ckpt-bench --csv tables ('#' lines are comments). A table
+    without a 'build' value takes its file name, so old and new binaries can be drawn together.
+    Rows of the same (build, algorithm, updates, skew) from several invocations (alternated runs,
+    tools/ckpt_bench/compare.sh) merge into one: medians, the widest range, the worst maxima."""
+    groups = collections.OrderedDict()
+    for path in paths:
+        with open(path, newline="") as f:
+            for r in csv.DictReader(line for line in f if not line.startswith("#")):
+                r["build"] = r.get("build") or os.path.splitext(os.path.basename(path))[0]
+                groups.setdefault((r["build"], r["algorithm"], r["updates"], r["skew"]), []).append(r)
+    rows = []
+    for same in groups.values():
+        merged = dict(same[0])
+        for key in same[0]:
+            vals = [_num(r, key) for r in same]
+            if any(v is None for v in vals) or key in ("updates", "skew"):
+                continue
+            if key.endswith("_min_ms"):
+                merged[key] = str(min(vals))
+            elif key.endswith("_max_ms") or key in ("max_tick_ms", "max_pause_ms", "max_pause_cpu_ms"):
+                merged[key] = str(max(vals))
+            else:
+                merged[key] = str(statistics.median(vals))
+        merged["verified"] = "yes" if all(r.get("verified") == "yes" for r in same) else "NO"
+        merged["invocations"] = str(len(same))
+        rows.append(merged)
+    return rows
+
+
 def cmd_ckpt(args):
-    """aftershock-ckpt-bench --csv output: its first line is a '# state ...' comment; its rows are
-    an updates sweep at one skew, then a skew sweep at one updates count."""
-    with open(args.table, newline="") as f:
-        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+    """The checkpoint paper's Figure 2 as far as it applies (VLDB'09: overhead, checkpoint time
+    against updates per tick), with the worst boundary pause in place of recovery time: one row of
+    panels per Zipf skew, one line per (build, algorithm), error bars = min..max over the runs."""
+    rows = [r for r in _ckpt_rows(args.table) if r["algorithm"] != "none"]
     if not rows:
-        sys.exit(f"plot.py: {args.table} has no rows")
+        sys.exit(f"plot.py: {' '.join(args.table)} has no checkpoint rows")
     os.makedirs(args.out, exist_ok=True)
-
-    def sweep_of(fixed, varying):
-        # The value of `fixed` shared by the most distinct values of `varying`: that sweep's rows.
-        spread = collections.defaultdict(set)
-        for r in rows:
-            spread[r[fixed]].add(r[varying])
-        at = max(spread, key=lambda k: len(spread[k]))
-        return at, [r for r in rows if r[fixed] == at]
-
-    fig, axes = plt.subplots(1, 2, figsize=(10, 4), squeeze=False)
-    panels = (("skew", "updates", "updates per tick", True), ("updates", "skew", "Zipf skew", False))
-    for ax, (fixed, varying, xlabel, log_x) in zip(axes[0], panels):
-        at, sweep = sweep_of(fixed, varying)
-        by_alg = collections.defaultdict(list)
-        for r in sweep:
-            by_alg[r["algorithm"]].append((float(r[varying]), float(r["overhead_ms"])))
-        for alg, pts in sorted(by_alg.items()):
-            pts.sort()
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=alg)
-        if log_x:
-            ax.set_xscale("log", base=2)
-        ax.set_xlabel(xlabel)
-        ax.set_ylabel("overhead per tick (ms)")
-        ax.set_title(f"{fixed} {at}")
-        ax.grid(alpha=0.3)
-        ax.legend(fontsize=8)
+    skews = sorted({float(r["skew"]) for r in rows})
+    panels = (("overhead_ms", "overhead per tick (ms)", False), ("max_pause_ms", "worst boundary pause (ms)", True),
+              ("ckpt_ms", "checkpoint time (ms)", True))
+    fig, axes = plt.subplots(len(skews), len(panels), figsize=(13, 3.8 * len(skews)), squeeze=False)
+    for row_axes, skew in zip(axes, skews):
+        at = [r for r in rows if float(r["skew"]) == skew]
+        series = collections.defaultdict(list)
+        for r in at:
+            series[(r["build"], r["algorithm"])].append(r)
+        builds = sorted({b for b, _ in series})
+        algs = sorted({a for _, a in series})
+        for ax, (key, ylabel, log_y) in zip(row_axes, panels):
+            for (build, alg), pts in sorted(series.items()):
+                # One colour per algorithm, one line style per build (old dashed beside new solid).
+                style = dict(color=f"C{algs.index(alg)}", linestyle=["-", "--", ":", "-."][builds.index(build) % 4])
+                pts.sort(key=lambda r: int(r["updates"]))
+                xs = [int(r["updates"]) for r in pts]
+                ys = [float(r[key]) for r in pts]
+                label = f"{alg} ({build})" if build else alg
+                if key == "overhead_ms":
+                    lo = [y - float(r["overhead_min_ms"]) for y, r in zip(ys, pts)]
+                    hi = [float(r["overhead_max_ms"]) - y for y, r in zip(ys, pts)]
+                    ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=3, label=label, **style)
+                else:
+                    ax.plot(xs, ys, marker="o", label=label, **style)
+            if key == "overhead_ms":  # the baseline tick the overheads are added to
+                base = {}
+                for r in at:
+                    base.setdefault(int(r["updates"]), float(r["base_tick_ms"]))
+                bx = sorted(base)
+                ax.plot(bx, [base[x] for x in bx], color="gray", linestyle="--", label="baseline tick")
+            ax.set_xscale("log")
+            if log_y:
+                ax.set_yscale("log")
+            ax.set_xlabel("updates per tick")
+            ax.set_ylabel(ylabel)
+            ax.set_title(f"Zipf skew {skew:g}")
+            ax.grid(alpha=0.3)
+        row_axes[0].legend(fontsize=7)
     fig.tight_layout()
-    path = os.path.join(args.out, "ckpt_overhead.png")
+    path = os.path.join(args.out, "ckpt_figure2.png")
     fig.savefig(path, dpi=120)
     print(f"wrote {path}")
+    # The same numbers as a Markdown table (docs/recovery.md quotes it). "-" where a column is
+    # missing (tables of an older bench).
+    def col(r, key, fmt):
+        v = _num(r, key)
+        return "-" if v is None else fmt.format(v)
+
+    print("| build | algorithm | updates | skew | base tick ms | overhead ms [min..max] | cpu overhead ms "
+          "| worst pause ms (cpu) | checkpoint ms |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in sorted(rows, key=lambda r: (float(r["skew"]), int(r["updates"]), r["algorithm"], r["build"])):
+        print(f"| {r['build']} | {r['algorithm']} | {r['updates']} | {r['skew']} | {col(r, 'base_tick_ms', '{:.3f}')} "
+              f"| {col(r, 'overhead_ms', '{:.3f}')} [{col(r, 'overhead_min_ms', '{:.3f}')}.."
+              f"{col(r, 'overhead_max_ms', '{:.3f}')}] | {col(r, 'cpu_overhead_ms', '{:.3f}')} "
+              f"| {col(r, 'max_pause_ms', '{:.3f}')} ({col(r, 'max_pause_cpu_ms', '{:.3f}')}) "
+              f"| {col(r, 'ckpt_ms', '{:.2f}')} |")
 
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
-    for name, fn in (("sweep", cmd_sweep), ("ckpt", cmd_ckpt)):
+    for name, fn, nargs in (("sweep", cmd_sweep, None), ("ckpt", cmd_ckpt, "+")):
         p = sub.add_parser(name)
-        p.add_argument("table")
+        p.add_argument("table", nargs=nargs)
         p.add_argument("--out", default="out/figs")
         p.set_defaults(fn=fn)
     args = ap.parse_args()
-    if not os.path.exists(args.table):
-        ap.error(f"{args.table} does not exist")
+    for table in args.table if isinstance(args.table, list) else [args.table]:
+        if not os.path.exists(table):
+            ap.error(f"{table} does not exist")
     args.fn(args)
 
 
