@@ -23,6 +23,14 @@ sed -i 's|^#include <cstdint>$|#include <cstdint>\n#include <cstring>|' "$header
 shim AfterUpdate 'void AfterUpdate(uint32_t, uint32_t, uint32_t) {}'
 shim Write 'void Write(uint32_t o, uint32_t off, const void* src, uint32_t n) { OnUpdate(o); std::memcpy(base_ + uint64_t{o} * size_ + off, src, n); }'
 
+# A recovery/ from before the Durability -> SyncMode rename: the bench's spelling on its names.
+log_header="$out/src/recovery/log_writer.h"
+if ! grep -q "SyncMode" "$log_header"; then
+  sed -i 's|^enum class Durability { kSync, kAsync, kOff };|&\nusing SyncMode = Durability;  // shim added by build_baseline.sh|' "$log_header"
+  sed -i 's|^  Durability durability = |  Durability sync_mode = |' "$log_header"
+  sed -i 's|\.durability\b|.sync_mode|g; s|options_\.durability|options_.sync_mode|g' "$out/src/recovery/"*.cc
+fi
+
 cmake -S "$out/src" -B "$out/build" -DCMAKE_BUILD_TYPE=RelWithDebInfo > "$out/configure.log" 2>&1 \
   || { cat "$out/configure.log"; exit 1; }
 cmake --build "$out/build" -j2 --target aftershock-ckpt-bench
