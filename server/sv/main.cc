@@ -61,10 +61,8 @@ int main(int argc, char** argv) {
     spdlog::shutdown();
     return 1;
   }
-  // The recovery figures are in the stats file before the first frame (crash tests read them).
-  WriteStats(server->Report(), options.stats_out);
   std::unique_ptr<sv::MetricsServer> metrics;
-  if (options.metrics_port != 0) {
+  if (options.metrics) {
     const core::Status ms = sv::MetricsServer::Start(options.bind_address, options.metrics_port,
                                                      &server->metrics_board(), &metrics);
     if (!ms.ok()) {
@@ -72,8 +70,12 @@ int main(int argc, char** argv) {
       spdlog::shutdown();
       return 1;
     }
-    spdlog::info("metrics on http://{}:{}/metrics", options.bind_address, options.metrics_port);
+    server->set_metrics_port(metrics->port());
+    spdlog::info("metrics on http://{}:{}/metrics", options.bind_address, metrics->port());
   }
+  // The recovery figures and the bound ports are in the stats file before the first frame (crash
+  // tests and port-0 tests read them).
+  WriteStats(server->Report(), options.stats_out);
   sv::AgonesOptions agones_options;
   if (options.agones) {
     const core::Status as = sv::AgonesOptionsFromEnv(options.agones_health_ms, &agones_options);

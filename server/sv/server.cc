@@ -179,6 +179,7 @@ StatsReport Server::Report() const {
   info.max_records = options_.max_records;
   info.instrument = options_.instrument;
   info.lobby_port = lobby_port();
+  info.metrics_port = metrics_port_;
   for (const auto& w : workers_) info.worker_ports.push_back(w->port());
   info.uptime_s = started_ ? static_cast<double>(core::SteadyMs() - start_ms_) / 1000.0 : 0.0;
   StatsReport r = TakeReport(stats_, info);
@@ -281,7 +282,7 @@ void Server::WorldPhase(bool run_world, PhaseClock* clock) {
     last_status_ms_ = now_ms;
     PublishStatus();
   }
-  if (options_.metrics_port != 0 && now_ms >= last_metrics_ms_ + kMetricsPublishMs) {
+  if (options_.metrics && now_ms >= last_metrics_ms_ + kMetricsPublishMs) {
     last_metrics_ms_ = now_ms;
     PublishMetrics();
   }

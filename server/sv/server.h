@@ -84,8 +84,11 @@ class Server {
   core::Status fatal_status() const;
 
   // Prometheus metrics, published by the frame master every kMetricsPublishMs while
-  // ServerOptions::metrics_port is set (server_status.cc). Any thread may read the board.
+  // ServerOptions::metrics is set (server_status.cc). Any thread may read the board.
   const MetricsBoard& metrics_board() const { return metrics_board_; }
+  // The TCP port the metrics endpoint bound (main.cc starts it), for Report's `ports`. Call on
+  // the controlling thread before Start().
+  void set_metrics_port(uint16_t port) { metrics_port_ = port; }
 
  private:
   enum class FrameState : uint8_t { kIdle, kWorld, kRequests, kReplies };
@@ -206,6 +209,7 @@ class Server {
   uint64_t last_status_ms_ = 0;
   uint64_t last_metrics_ms_ = 0;
   MetricsBoard metrics_board_;
+  uint16_t metrics_port_ = 0;  // set before Start()
 
   // Durability. Declared after world_: destroyed first (it holds the world's write hook).
   std::unique_ptr<durability::Durability> durability_;

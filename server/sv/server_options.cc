@@ -95,8 +95,9 @@ cxxopts::Options MakeOptions() {
                    "async: log synced every --async-flush-ms; off: log written, never synced",
      cxxopts::value<std::string>()->default_value("sync"))
     ("async-flush-ms", "Log sync interval with --durability async", cxxopts::value<int>()->default_value("200"))
-    ("metrics-port", "Serve Prometheus metrics at http://BIND:PORT/metrics on this TCP port "
-                     "(0 = off); the list is in docs/stats.md", cxxopts::value<int>()->default_value("0"))
+    ("metrics-port", "Serve Prometheus metrics at http://BIND:PORT/metrics on this TCP port (absent: "
+                     "off; 0: the system picks it, and the stats file's ports.metrics names it); the "
+                     "list is in docs/stats.md", cxxopts::value<int>())
     ("agones", "Tell the Agones SDK sidecar (localhost:$AGONES_SDK_HTTP_PORT, default 9358) Ready once "
                "recovered and listening, Health every --agones-health-ms, Shutdown after a clean --duration end")
     ("agones-health-ms", "Agones Health ping interval", cxxopts::value<int>()->default_value("2000"))
@@ -220,9 +221,12 @@ ParseResult ParseServerOptions(int argc, const char* const* argv, ServerOptions*
                                r["durability"].as<std::string>() + "'", help);
     o.async_flush_ms = r["async-flush-ms"].as<int>();
     o.hash_log = r.count("hash-log") > 0;
-    const int metrics_port = r["metrics-port"].as<int>();
-    if (core::Status s = kMetricsPort.Check(metrics_port); !s.ok()) return Error(s.message(), help);
-    o.metrics_port = static_cast<uint16_t>(metrics_port);
+    if (r.count("metrics-port") != 0) {
+      const int metrics_port = r["metrics-port"].as<int>();
+      if (core::Status s = kMetricsPort.Check(metrics_port); !s.ok()) return Error(s.message(), help);
+      o.metrics = true;
+      o.metrics_port = static_cast<uint16_t>(metrics_port);
+    }
     o.agones = r.count("agones") > 0;
     o.agones_health_ms = r["agones-health-ms"].as<int>();
     const core::Status s = ValidateOptions(o);

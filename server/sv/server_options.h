@@ -71,7 +71,8 @@ struct ServerOptions {
   bool hash_log = false;           // data_dir/hash.log: "log-tick state-hash" per frame
 
   // Operations (docs/stats.md, "Prometheus metrics").
-  uint16_t metrics_port = 0;       // TCP port of GET /metrics on bind_address; 0: off
+  bool metrics = false;            // serve GET /metrics (main.cc) and publish its board
+  uint16_t metrics_port = 0;       // its TCP port on bind_address; 0: the system's pick
   bool agones = false;             // call the Agones SDK (server/sv/agones.h, deploy/README.md)
   int agones_health_ms = 2000;     // Health ping interval
 

@@ -216,7 +216,9 @@ std::string ToJson(const StatsReport& r) {
   for (size_t w = 0; w < r.info.worker_ports.size(); ++w) {
     ports += (w ? ", " : "") + Num(static_cast<uint64_t>(r.info.worker_ports[w]));
   }
-  field("ports", ports + "]}");
+  ports += "]";
+  if (r.info.metrics_port != 0) ports += ", \"metrics\": " + Num(static_cast<uint64_t>(r.info.metrics_port));
+  field("ports", ports + "}");
   field("players", Num(r.players));
   field("max_players_online", Num(r.max_players_online));
   field("frames", Num(r.frames));

@@ -26,6 +26,7 @@ struct ReportInfo {
   double uptime_s = 0;
   uint16_t lobby_port = 0;             // as bound
   std::vector<uint16_t> worker_ports;  // as bound, by worker index
+  uint16_t metrics_port = 0;           // as bound; 0: no metrics endpoint
 };
 
 // Durability figures (only with a data directory).

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -47,6 +48,24 @@ std::optional<double> QueryValue(httplib::Client* api, const std::string& query)
   return std::stod(result.array[0]["value"].array.at(1).string);  // [time, "value"]
 }
 
+// Polls Prometheus' log until it names the address it listens on (started with
+// --web.listen-address=127.0.0.1:0, it logs `msg="Listening on" address=127.0.0.1:PORT`), or
+// timeout_ms pass; 0 if it never did.
+uint16_t WaitForPrometheusPort(const std::string& log_path, int timeout_ms) {
+  const std::string marker = "msg=\"Listening on\" address=127.0.0.1:";
+  const uint64_t deadline = core::SteadyMs() + static_cast<uint64_t>(timeout_ms);
+  do {
+    const std::string log = ReadFile(log_path);
+    const size_t at = log.find(marker);
+    if (at != std::string::npos) {
+      const int port = std::atoi(log.c_str() + at + marker.size());
+      return port > 0 && port <= 65535 ? static_cast<uint16_t>(port) : 0;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  } while (core::SteadyMs() < deadline);
+  return 0;
+}
+
 // Polls `query` until its value satisfies `ok` or 60 s pass; returns the last value seen.
 std::optional<double> WaitFor(httplib::Client* api, const std::string& query,
                               const std::function<bool(double)>& ok) {
@@ -63,19 +82,20 @@ std::optional<double> WaitFor(httplib::Client* api, const std::string& query,
 }  // namespace
 
 TEST_CASE("a real Prometheus scrapes the server under bot load and answers queries") {
-  // The game ports are the system's picks; Prometheus listens and scrapes where it is told
-  // before it starts, so its two TCP ports are fixed.
-  const uint16_t metrics_port = 29025, prometheus_port = 29026;
+  // Every port is the system's pick: the server names its own in the stats file, Prometheus
+  // logs the address it bound.
   const std::string dir = "/tmp/aftershock_prometheus_test_" + std::to_string(getpid());
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   Subprocess server({kBin + "/aftershock-server", "--port", "0", "--stats-out", dir + "/stats.json", "--bind",
-                     "127.0.0.1", "--threads", "2", "--metrics-port", std::to_string(metrics_port),
+                     "127.0.0.1", "--threads", "2", "--metrics-port", "0",
                      "--data-dir", dir + "/data", "--log-level", "warn", "--duration", "120"},
                     dir + "/server.out", dir + "/server.err");
   svtest::ServerPorts ports;
   REQUIRE(svtest::WaitForServerPorts(dir + "/stats.json", 30000, &ports));
   const uint16_t port = ports.lobby;
+  const uint16_t metrics_port = ports.metrics;
+  REQUIRE(metrics_port != 0);
   REQUIRE(ServerAnswers(port));
   Subprocess bots({kBin + "/aftershock-bots", "--server", "127.0.0.1:" + std::to_string(port),
                    "--bots", "8", "--duration", "60", "--quiet", "--out", dir + "/bots.json"},
@@ -88,9 +108,12 @@ TEST_CASE("a real Prometheus scrapes the server under bot load and answers queri
   }
   Subprocess prometheus({kPrometheus, "--config.file=" + dir + "/prometheus.yml",
                          "--storage.tsdb.path=" + dir + "/tsdb",
-                         "--web.listen-address=127.0.0.1:" + std::to_string(prometheus_port)},
+                         "--web.listen-address=127.0.0.1:0"},
                         dir + "/prometheus.out", dir + "/prometheus.err");
   REQUIRE(prometheus.started());
+  const uint16_t prometheus_port = WaitForPrometheusPort(dir + "/prometheus.err", 30000);
+  INFO(ReadFile(dir + "/prometheus.err").substr(0, 4000));
+  REQUIRE(prometheus_port != 0);
   httplib::Client api("127.0.0.1", prometheus_port);
   api.set_connection_timeout(2);
   api.set_read_timeout(5);

@@ -26,6 +26,7 @@ bool WaitForServerPorts(const std::string& stats_path, int timeout_ms, ServerPor
           for (const Json& w : j["ports"]["workers"].array) {
             out->workers.push_back(static_cast<uint16_t>(w.number));
           }
+          out->metrics = j["ports"].Has("metrics") ? static_cast<uint16_t>(j["ports"]["metrics"].number) : 0;
           return true;
         }
       } catch (const std::runtime_error&) {

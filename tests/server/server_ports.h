@@ -11,6 +11,7 @@ namespace svtest {
 struct ServerPorts {
   uint16_t lobby = 0;
   std::vector<uint16_t> workers;  // by worker index
+  uint16_t metrics = 0;           // the /metrics endpoint (--metrics-port); 0: none
 };
 
 // Polls `stats_path` until it holds the stats JSON's `ports` (the server writes the file once
