@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds Aftershock and runs every test: first clang's thread-safety analysis of the lock
 # annotations (non-test sources, -fsyntax-only), then a ThreadSanitizer build running the
-# concurrency tests (label "tsan"), then the normal build running the whole suite. Installs
+# concurrency tests (label "tsan"), then the normal build, the layering check of its includes
+# against its link lines (tools/check_layering.py), and the whole suite. Installs
 # missing Debian packages first. Ends with ctest's summary line.
 # Usage: tools/test.sh [--asan] [--no-tsan]
 set -euo pipefail
@@ -13,7 +14,7 @@ for arg in "$@"; do
   case "$arg" in
     --asan) run_asan=1 ;;
     --no-tsan) run_tsan=0 ;;
-    -h|--help) sed -n '2,6p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,7p' "$0"; exit 0 ;;
     *) echo "test.sh: unknown option '$arg' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -46,4 +47,6 @@ fi
 
 echo "== Normal build: whole suite"
 configure_and_build build
+echo "== Layering: every quoted include names a header of the target or of a library it links"
+/usr/bin/python3 tools/check_layering.py --build-dir build
 ctest --test-dir build --output-on-failure --timeout 600
