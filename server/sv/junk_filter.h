@@ -45,8 +45,10 @@ class JunkFilter {
   JunkFilter(const JunkFilter&) = delete;
   JunkFilter& operator=(const JunkFilter&) = delete;
 
-  // proto::DrainHost with this filter on the hook. First resets half-open peers past the
-  // timeout and recounts them, so the cap sees the peer table as it is.
+  // proto::DrainHost with this filter on the hook. While any peer is half-open it first resets
+  // those past the timeout and recounts them; otherwise the recount waits for the drain's first
+  // CONNECT (at most one sweep per drain either way), so the cap sees the peer table as it is
+  // and a drain with no handshake under way does not walk the peer table.
   proto::DrainResult Drain(const std::function<void(ENetEvent&)>& on_event, uint32_t wait_ms = 0);
 
   // The hook's decision for the datagram ENet just read (host->receivedData): 1 consumed (junk
@@ -82,6 +84,7 @@ class JunkFilter {
   std::vector<uint64_t> half_open_since_ms_;  // per peer slot; 0: not half-open at the last sweep
   uint32_t half_open_ = 0;   // as of the last sweep, plus admissions since
   uint32_t free_slots_ = 0; // as of the last sweep, minus admissions since
+  bool counts_fresh_ = false;  // swept in this drain: half_open_ and free_slots_ are current
   std::vector<RefusedConnects> refused_connects_;  // hashed by source
 };
 
