@@ -109,23 +109,20 @@ void Worker::HandleEvent(ENetEvent& ev, uint64_t now_ms) {
       s->conn_id = next_conn_++;
       s->peer = ev.peer;
       s->connected_ms = now_ms;
-      ev.peer->data = reinterpret_cast<void*>(s->conn_id);
+      ev.peer->data = s.get();
       sessions_[s->conn_id] = std::move(s);
       break;
     }
     case ENET_EVENT_TYPE_DISCONNECT: {
-      auto it = sessions_.find(reinterpret_cast<uint64_t>(ev.peer->data));
-      ev.peer->data = nullptr;
-      if (it == sessions_.end()) break;
-      Leave(it->second.get());
-      sessions_.erase(it);
+      Session* s = static_cast<Session*>(ev.peer->data);
+      if (s == nullptr) break;
+      Leave(s);
+      RetireSession(s);
       break;
     }
     case ENET_EVENT_TYPE_RECEIVE: {
-      auto it = sessions_.find(reinterpret_cast<uint64_t>(ev.peer->data));
-      if (it != sessions_.end() && !it->second->closing) {
-        HandlePacket(it->second.get(), ev.packet, now_ms);
-      }
+      Session* s = static_cast<Session*>(ev.peer->data);
+      if (s != nullptr && !s->closing) HandlePacket(s, ev.packet, now_ms);
       enet_packet_destroy(ev.packet);
       break;
     }
@@ -198,7 +195,7 @@ void Worker::HandleCommands(Session* s, std::span<const uint8_t> data, uint64_t 
   for (int i = packet.count - 1; i >= 0; --i) {  // oldest first
     const proto::CommandCheck check = s->validator->Check(packet.cmds[i], now_ms);
     if (check.verdict == proto::CommandVerdict::kAccept) {
-      commands_.push_back(PendingCommand{s->conn_id, ToGameCmd(packet.cmds[i])});
+      commands_.push_back(PendingCommand{s, ToGameCmd(packet.cmds[i])});
     } else if (check.verdict == proto::CommandVerdict::kReject) {
       rejected = true;
       speed = speed || check.reason == proto::CommandReject::kSpeedHack ||
@@ -245,12 +242,20 @@ void Worker::DropPlayer(game::EntityId player, uint32_t rejoin_ip, uint16_t rejo
     // the old peer now (a Kick, a disconnect, a resend) would reach the new session's ENet peer
     // at that address, whose fresh host reuses the same peer slot and session ids, and break it.
     // So the old peer is reset, which sends nothing, and its session forgotten.
-    s->peer->data = nullptr;
-    enet_peer_reset(s->peer);
-    sessions_.erase(s->conn_id);
+    ENetPeer* peer = s->peer;
+    RetireSession(s);
+    enet_peer_reset(peer);
     return;
   }
   Kick(s, proto::KickReason::kDuplicateLogin, "the same identity joined again");
+}
+
+void Worker::RetireSession(Session* s) {
+  s->peer->data = nullptr;
+  auto it = sessions_.find(s->conn_id);
+  AS_CHECK(it != sessions_.end(), "Worker::RetireSession: the session is not this worker's");
+  retired_.push_back(std::move(it->second));
+  sessions_.erase(it);
 }
 
 void Worker::Leave(Session* s) {
@@ -285,11 +290,11 @@ void Worker::ExecuteAll(PhaseClock* clock) {
   const uint64_t parent_before = parent.wait_ns;
   uint64_t leaf_wait = 0;
   for (const PendingCommand& pc : commands_) {
-    auto it = sessions_.find(pc.conn_id);
-    if (it == sessions_.end() || !it->second->active) continue;  // gone or kicked meanwhile
-    ExecuteOne(it->second->player, pc.cmd);
+    if (!pc.session->active) continue;  // left, dropped or kicked meanwhile
+    ExecuteOne(pc.session->player, pc.cmd);
   }
   commands_.clear();
+  retired_.clear();  // no pending command points at them any more
   if (locker_) leaf_wait += locker_->TakeWaitNs();
   leaf_wait += global_wait_ns_;
   global_wait_ns_ = 0;
@@ -427,7 +432,7 @@ void Worker::Shutdown() {
   while (core::SteadyMs() < until && !sessions_.empty()) {
     if (enet_host_service(host_, &ev, 5) > 0) {
       if (ev.type == ENET_EVENT_TYPE_DISCONNECT) {
-        sessions_.erase(reinterpret_cast<uint64_t>(ev.peer->data));
+        if (ev.peer->data != nullptr) RetireSession(static_cast<Session*>(ev.peer->data));
       } else if (ev.type == ENET_EVENT_TYPE_RECEIVE) {
         enet_packet_destroy(ev.packet);
       }

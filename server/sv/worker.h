@@ -89,7 +89,7 @@ class Worker {
     uint64_t events_round = 0;  // the reply round whose reliable events it was sent
   };
   struct PendingCommand {
-    uint64_t conn_id;  // looked up again: a disconnect in the same drain erases the session
+    Session* session;  // alive until ExecuteAll: a session that goes meanwhile is only retired
     game::UserCmd cmd;
   };
   struct Expected {
@@ -112,6 +112,9 @@ class Worker {
   // is at that very address and port (the client restarted there).
   void DropPlayer(game::EntityId player, uint32_t rejoin_ip, uint16_t rejoin_port);
   void Leave(Session* s);
+  // Takes `s` out of sessions_ and its peer's data; it is freed when the request phase's
+  // commands have run (a command queued earlier in the same drain may still point at it).
+  void RetireSession(Session* s);
   void Expire(uint64_t now_ms);
 
   // The tick is durable: sends every held snapshot, each after its player's share of the
@@ -136,7 +139,9 @@ class Worker {
   JunkFilter junk_;  // on host_'s intercept hook: drops junk before ENet parses it
   std::unique_ptr<game::RegionLocker> locker_;
   uint64_t next_conn_ = 1;
+  // Every session, by conn_id; each ENet peer's data points at its session (nullptr: none).
   std::unordered_map<uint64_t, std::unique_ptr<Session>> sessions_;
+  std::vector<std::unique_ptr<Session>> retired_;  // erased this request phase (RetireSession)
   // Active players -> their session (an entry leaves before its session is erased).
   std::unordered_map<game::EntityId, Session*> player_conn_;
   std::unordered_map<game::EntityId, Expected> expected_;
