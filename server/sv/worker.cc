@@ -186,6 +186,7 @@ void Worker::HandleCommands(Session* s, std::span<const uint8_t> data, uint64_t 
     ChargeInvalid(s, now_ms, proto::KickReason::kInvalidInput);
     return;
   }
+  if (!s->requested) requesters_.push_back(s);
   s->requested = true;
   s->ack_snapshot_id =
       packet.ack_snapshot_id == 0 ? 0 : std::max(s->ack_snapshot_id, packet.ack_snapshot_id);
@@ -294,7 +295,6 @@ void Worker::ExecuteAll(PhaseClock* clock) {
     ExecuteOne(pc.session->player, pc.cmd);
   }
   commands_.clear();
-  retired_.clear();  // no pending command points at them any more
   if (locker_) leaf_wait += locker_->TakeWaitNs();
   leaf_wait += global_wait_ns_;
   global_wait_ns_ = 0;
@@ -345,14 +345,20 @@ void Worker::BuildReplies(PhaseClock* clock, const std::function<bool()>& durabl
   // Every worker buckets the same entities: tens of microseconds, cheaper than another barrier.
   interest_.Build(*world_, *shared_->pvs);
   shown_.Build(*world_);
-  size_t built = 0;
-  for (auto it = player_conn_.begin(); it != player_conn_.end(); ++it) {
-    const auto& [player, s] = *it;
+  for (const auto& [player, s] : player_conn_) {
     shared_->ping_ms[player].store(s->peer->roundTripTime, std::memory_order_relaxed);
-    if (!s->requested) continue;
+  }
+  // In the order the requests arrived: the player whose command waited longest for the frame
+  // gets the first snapshot, so the wait and the place in the reply phase even out instead of
+  // adding up (a fixed order let a player's phase and place add up frame after frame).
+  size_t built = 0;
+  for (size_t i = 0; i < requesters_.size(); ++i) {
+    Session* const s = requesters_[i];
+    if (!s->active || !s->requested) continue;  // left, dropped or kicked after its request
     s->requested = false;
-    if (const auto next = std::next(it); next != player_conn_.end()) {
-      next->second->encoder.PrefetchBaseline(next->second->ack_snapshot_id);
+    const game::EntityId player = s->player;
+    if (i + 1 < requesters_.size() && requesters_[i + 1]->active) {
+      requesters_[i + 1]->encoder.PrefetchBaseline(requesters_[i + 1]->ack_snapshot_id);
     }
     BuildSnapshot(*world_, interest_, shown_, player, shared_->options->interest_radius,
                   shared_->frame_no, &visible_, &snapshot_);
@@ -372,6 +378,7 @@ void Worker::BuildReplies(PhaseClock* clock, const std::function<bool()>& durabl
     held_bytes_.insert(held_bytes_.end(), encoded_.bytes.begin(), encoded_.bytes.end());
     if (++built % kDurableCheckEvery == 0 && durable()) Release();
   }
+  requesters_.clear();
 }
 
 void Worker::Release() {
@@ -412,12 +419,14 @@ void Worker::SendReplies(PhaseClock* clock) {
   frame_events_.clear();  // ENet holds a reference to every packet a peer took
   AddRelaxed(shared_->stats->thread(index_).replies, sent_);
   held_.clear();
+  retired_.clear();  // no queued command, requester or held reply points at them any more
   released_ = false;
 }
 
 void Worker::DropReplies() {
   AS_CHECK(!released_, "Worker::DropReplies: replies already left for a durable frame");
   held_.clear();
+  retired_.clear();
   event_scratch_.clear();
   events_.DrainInto(&event_scratch_);  // the frame's events were never durable either
   event_scratch_.clear();

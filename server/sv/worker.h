@@ -89,7 +89,7 @@ class Worker {
     uint64_t events_round = 0;  // the reply round whose reliable events it was sent
   };
   struct PendingCommand {
-    Session* session;  // alive until ExecuteAll: a session that goes meanwhile is only retired
+    Session* session;  // alive this frame: a session that goes meanwhile is only retired
     game::UserCmd cmd;
   };
   struct Expected {
@@ -112,8 +112,8 @@ class Worker {
   // is at that very address and port (the client restarted there).
   void DropPlayer(game::EntityId player, uint32_t rejoin_ip, uint16_t rejoin_port);
   void Leave(Session* s);
-  // Takes `s` out of sessions_ and its peer's data; it is freed when the request phase's
-  // commands have run (a command queued earlier in the same drain may still point at it).
+  // Takes `s` out of sessions_ and its peer's data; it is freed once the frame's replies are
+  // sent or dropped (a queued command or a requester entry of this frame may still point at it).
   void RetireSession(Session* s);
   void Expire(uint64_t now_ms);
 
@@ -141,7 +141,11 @@ class Worker {
   uint64_t next_conn_ = 1;
   // Every session, by conn_id; each ENet peer's data points at its session (nullptr: none).
   std::unordered_map<uint64_t, std::unique_ptr<Session>> sessions_;
-  std::vector<std::unique_ptr<Session>> retired_;  // erased this request phase (RetireSession)
+  // Erased this frame (RetireSession); freed when its replies are sent or dropped.
+  std::vector<std::unique_ptr<Session>> retired_;
+  // This frame's requesting sessions, in the order their first command packet was read (the
+  // socket's arrival order): the reply order. May hold sessions that left since (not active).
+  std::vector<Session*> requesters_;
   // Active players -> their session (an entry leaves before its session is erased).
   std::unordered_map<game::EntityId, Session*> player_conn_;
   std::unordered_map<game::EntityId, Expected> expected_;
