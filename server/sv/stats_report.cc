@@ -193,6 +193,9 @@ StatsReport TakeReport(const ServerStats& s, const ReportInfo& info) {
   r.shared_leaves_pct = Ratio(static_cast<double>(Load(s.shared_leaves_milli_pct)) / 1000.0,
                               static_cast<double>(Load(s.shared_frames)));
   r.lock_retries = Load(s.lock_retries);
+  r.waited_commands = Load(s.waited_commands);
+  r.waited_commands_pct = 100.0 * Ratio(static_cast<double>(r.waited_commands),
+                                        static_cast<double>(r.commands));
   return r;
 }
 
@@ -249,7 +252,9 @@ std::string ToJson(const StatsReport& r) {
                     ", \"relock_pct\": " + Num(r.relock_pct) +
                     ", \"shared_leaves_pct\": " + Num(r.shared_leaves_pct) +
                     ", \"leaf_acquisitions\": " + Num(r.leaf_acquisitions) +
-                    ", \"retries\": " + Num(r.lock_retries) + "}");
+                    ", \"retries\": " + Num(r.lock_retries) +
+                    ", \"waited_commands\": " + Num(r.waited_commands) +
+                    ", \"waited_commands_pct\": " + Num(r.waited_commands_pct) + "}");
   if (r.durability.enabled) DurabilityJson(r.durability, &j);
   field("invalid_packets", Num(r.invalid_packets));
   field("kicked", Num(r.kicked));

@@ -66,6 +66,8 @@ struct StatsReport {
   double leaves_per_request = 0, leaves_per_request_pct = 0, relock_pct = 0,
          shared_leaves_pct = 0;
   uint64_t leaf_acquisitions = 0, lock_retries = 0;
+  uint64_t waited_commands = 0;   // commands that blocked on a lock another thread held
+  double waited_commands_pct = 0;  // of the commands executed
   DurabilityReport durability;
 };
 
