@@ -218,9 +218,9 @@ TEST_CASE("replay refuses bad flags with a clear message") {
                            "--from-tick", "--to-tick", "--stats-out", "--vis-cache"}) {
     CHECK(help.text.find(flag) != std::string::npos);
   }
-  // The binary: exit code 1 and the message on stderr.
+  // The binary: exit code 2 (as the server's for bad flags) and the message on stderr.
   const BinaryRun b = RunBinary({"--data-dir", "/nonexistent", "--threads", "0"});
-  CHECK(b.exit_code == 1);
+  CHECK(b.exit_code == 2);
   CHECK(b.err.find("--threads") != std::string::npos);
 }
 
@@ -230,14 +230,14 @@ TEST_CASE("replay of a damaged, foreign or missing directory is a clear error an
 
   SECTION("missing") {
     const BinaryRun b = RunBinary({"--data-dir", Temp("nowhere"), "--stats-out", stats});
-    CHECK(b.exit_code == 2);
+    CHECK(b.exit_code == 1);
     CHECK(b.err.find("does not exist") != std::string::npos);
     CHECK_FALSE(fs::exists(Temp("nowhere")));
   }
   SECTION("foreign: another map") {
     const auto before = Listing(dir);
     const BinaryRun b = RunBinary({"--data-dir", dir, "--map", "maps/dm_small.map"});
-    CHECK(b.exit_code == 2);
+    CHECK(b.exit_code == 1);
     CHECK(b.err.find("another map or configuration") != std::string::npos);
     CHECK(Listing(dir) == before);
   }
@@ -245,7 +245,7 @@ TEST_CASE("replay of a damaged, foreign or missing directory is a clear error an
     fs::remove(dir + "/world.id");
     const auto before = Listing(dir);
     const BinaryRun b = RunBinary({"--data-dir", dir});
-    CHECK(b.exit_code == 2);
+    CHECK(b.exit_code == 1);
     CHECK(b.err.find("has no world.id") != std::string::npos);
     CHECK(Listing(dir) == before);
   }
@@ -259,7 +259,7 @@ TEST_CASE("replay of a damaged, foreign or missing directory is a clear error an
     }
     const auto before = Listing(dir);
     const BinaryRun b = RunBinary({"--data-dir", dir, "--stats-out", stats});
-    CHECK(b.exit_code == 2);
+    CHECK(b.exit_code == 1);
     CHECK(b.err.find("aftershock-inspect") != std::string::npos);
     CHECK(b.err.find(fs::path(seg).filename().string()) != std::string::npos);
     CHECK(Listing(dir) == before);
@@ -279,7 +279,7 @@ TEST_CASE("replay of a damaged, foreign or missing directory is a clear error an
   SECTION("--stats-out inside the data directory is refused") {
     const auto before = Listing(dir);
     const BinaryRun b = RunBinary({"--data-dir", dir, "--stats-out", dir + "/stats.json"});
-    CHECK(b.exit_code == 1);
+    CHECK(b.exit_code == 2);
     CHECK(b.err.find("never writes") != std::string::npos);
     CHECK(Listing(dir) == before);
   }

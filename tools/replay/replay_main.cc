@@ -1,7 +1,7 @@
 // aftershock-replay: parses flags, loads the trace a server recorded in --data-dir (read only),
 // replays it through the server's frame phases (sv::Replay) and writes the stats JSON.
-// Exit code: 0 replayed (whatever the hash), 1 bad flags, 2 the directory or map was refused,
-// 3 the replay diverged (a logged world part no longer applied).
+// Exit code (as aftershock-server's): 0 replayed (whatever the hash), 2 bad flags, 1 the
+// directory or map was refused, 3 the replay diverged (a logged world part no longer applied).
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -42,7 +42,7 @@ int main(int argc, char** argv) {
   }
   if (parsed.outcome == sv::ParseOutcome::kError) {
     std::fputs(parsed.text.c_str(), stderr);
-    return 1;
+    return 2;
   }
   auto logger = spdlog::stderr_color_mt("replay");
   logger->set_level(spdlog::level::from_str(options.log_level));
@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
   if (!options.stats_out.empty() && InsideDir(options.stats_out, options.data_dir)) {
     spdlog::critical("--stats-out {} is inside the data dir {}, which replay never writes",
                      options.stats_out, options.data_dir);
-    return 1;
+    return 2;
   }
 
   std::unique_ptr<sv::Replay> replay;
@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
   if (!s.ok()) {
     spdlog::critical("cannot replay: {}", s.ToString());
     spdlog::shutdown();
-    return 2;
+    return 1;
   }
   s = replay->Run();
   const sv::StatsReport report = replay->Report();
