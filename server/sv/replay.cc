@@ -129,7 +129,7 @@ core::Status Replay::LoadTrace() {
   ro.data_dir = options_.data_dir;
   ro.repair_tail = false;
   ro.max_checkpoint_tick = options_.from_tick;
-  durability::WorldRecoveryReport report;
+  durability::WorldRecoveryReport& report = start_report_;
   game::World* world = world_.get();
   const core::Status s = durability::RecoverWorld(
       ro, world,

@@ -32,6 +32,7 @@
 #include "maps/map.h"
 #include "server/collision/collision_world.h"
 #include "server/core/status.h"
+#include "server/durability/durability.h"
 #include "server/durability/tick_record.h"
 #include "server/game/world.h"
 #include "server/protocol/snapshot_codec.h"
@@ -62,6 +63,8 @@ class Replay {
   // The server's stats report of the replayed range with the replay's figures (after Run).
   StatsReport Report() const;
   const game::World& world() const { return *world_; }
+  // How the state at from_tick was reached: the backup loaded (if any) and the ticks applied.
+  const durability::WorldRecoveryReport& start_report() const { return start_report_; }
   uint64_t first_tick() const { return ticks_.empty() ? 0 : ticks_.front().tick; }
   uint64_t last_tick() const { return ticks_.empty() ? 0 : ticks_.back().tick; }
 
@@ -113,6 +116,7 @@ class Replay {
   std::vector<uint32_t> last_snapshot_;
   std::vector<uint64_t> requested_tick_;
 
+  durability::WorldRecoveryReport start_report_;
   std::atomic<bool> failed_{false};
   core::Status run_status_;    // the master's world-part error, read after the threads join
   uint64_t frame_start_ns_ = 0;  // master

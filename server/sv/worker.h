@@ -28,9 +28,7 @@
 #include "server/protocol/snapshot_codec.h"
 #include "server/sv/frame_executor.h"
 #include "server/sv/frame_shared.h"
-#include "server/sv/interest.h"
 #include "server/sv/junk_filter.h"
-#include "server/sv/snapshot_builder.h"
 #include "server/sv/transport.h"
 
 namespace sv {

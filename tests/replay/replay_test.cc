@@ -130,13 +130,25 @@ TEST_CASE("replay with one thread in the logged order reproduces the recorded st
   CHECK(r.replay.recorded_hash_source == "hash.log");
   CHECK(r.replay.state_hash == r.replay.recorded_state_hash);
 
-  // From a later tick: a backup at or before it (or the initial world), serially up to it, then
-  // the timed rest; the same final hash, and only the rest is counted.
+  // From a later tick: the initial world (both backups are newer), serially up to it, then the
+  // timed rest; the same final hash, and only the rest is counted.
   sv::ReplayOptions later = Options(dir, 1, sv::LockingScheme::kGlobal);
   later.from_tick = r.replay.to_tick / 2;
   const sv::StatsReport rl = RunReplay(later);
   CHECK(rl.replay.ticks == r.replay.to_tick - later.from_tick);
   CHECK(rl.replay.state_hash == r.replay.recorded_state_hash);
+
+  // From the tick before the last: the two backups hold distinct ticks up to the last, so one is
+  // at or before it and is loaded; the log after it is still there.
+  sv::ReplayOptions last = Options(dir, 1, sv::LockingScheme::kSequential);
+  last.from_tick = r.replay.to_tick - 1;
+  std::unique_ptr<sv::Replay> tail;
+  REQUIRE(sv::Replay::Create(last, &tail).ok());
+  CHECK(tail->start_report().from_checkpoint);
+  CHECK(tail->start_report().checkpoint_tick <= last.from_tick);
+  REQUIRE(tail->Run().ok());
+  CHECK(tail->Report().replay.ticks == 1);
+  CHECK(tail->Report().replay.state_hash == r.replay.recorded_state_hash);
 
   // Up to an earlier tick: the live hash of that tick.
   sv::ReplayOptions head = Options(dir, 1, sv::LockingScheme::kSequential);
