@@ -335,6 +335,7 @@ def cmd_replay(args):
             color, marker = SCHEME_STYLE[scheme]
             b.plot([p[0] for p in pts], [p[1] for p in pts], "--", color=color, marker=marker,
                    label=f"{scheme}: commands that waited")
+    b.set_ylim(0, 105)
     b.legend(fontsize=7)
     b.set_title("Conflicts (dashed: % of commands that waited for a lock)", fontsize=10)
     fig.suptitle(f"One trace replayed at 1-{max(t for _, t in means)} threads on {nproc} cores "
@@ -350,6 +351,7 @@ def cmd_replay(args):
         fig, ax = plt.subplots(figsize=(6.2, 4.2))
         _scheme_lines(ax, means, key, ylabel, nproc,
                       skip=("sequential", "global") if name == "shared" else ())
+        ax.set_ylim(0, 105 if name == "shared" else None)
         ax.set_title(f"{title}\nreplays of one trace ({trace}), {nproc} cores", fontsize=9)
         fig.tight_layout()
         fig.savefig(os.path.join(args.out, f"replay_scheme_{name}.png"), dpi=120)
