@@ -36,8 +36,15 @@ core::Status Recover(const RecoverOptions& options, void* base, const RecordFn& 
     core::Status s = options.env->Open(path, OpenMode::kRead, &f);
     if (s.ok()) s = f->Read(0, bf::kHeaderSize, &head);
     if (s.ok()) s = bf::DecodeHeader(head, path, &h);
-    if (s.ok()) candidates.push_back({b, h});
-    else report->notes.push_back("skipped " + bf::BackupFileName(b) + ": " + s.ToString());
+    if (!s.ok()) {
+      report->notes.push_back("skipped " + bf::BackupFileName(b) + ": " + s.ToString());
+    } else if (h.tick > options.max_checkpoint_tick) {
+      report->notes.push_back("passed over " + bf::BackupFileName(b) + ": its tick " +
+                              std::to_string(h.tick) + " is after " +
+                              std::to_string(options.max_checkpoint_tick));
+    } else {
+      candidates.push_back({b, h});
+    }
   }
   std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
     return a.header.sequence > b.header.sequence;

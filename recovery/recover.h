@@ -25,6 +25,9 @@ struct RecoverOptions {
   uint64_t object_count = 0;
   uint32_t object_size = 0;
   bool repair_tail = true;  // false: report a torn tail but leave the file alone
+  // Only backups of this tick or earlier are candidates (aftershock-replay --from-tick); a newer
+  // one is passed over with a note.
+  uint64_t max_checkpoint_tick = UINT64_MAX;
 };
 
 struct RecoveryReport {

@@ -57,8 +57,14 @@ core::Status Durability::Open(const DurabilityOptions& options, game::World* wor
   if (!s.ok()) return s;
   s = CheckOrCreateIdentity(options.env, options.data_dir, IdentityOf(world->globals()));
   if (!s.ok()) return s;
-  s = d->Recover(report);
+  RecoverWorldOptions ro;
+  ro.env = options.env;
+  ro.data_dir = options.data_dir;
+  s = RecoverWorld(ro, world,
+                   [world](uint64_t, const TickRecord& record) { return ApplyTick(world, record); },
+                   report);
   if (!s.ok()) return s;
+  d->recovered_tick_ = report->recovered_tick;
   s = d->OpenWriters();
   if (!s.ok()) return s;
   report->total_ms = core::MsSince(t0);
@@ -66,16 +72,17 @@ core::Status Durability::Open(const DurabilityOptions& options, game::World* wor
   return core::Status::OK();
 }
 
-// Restores the newest valid backup into the world's state bytes, relinks, and replays the
-// logged ticks after it through ApplyTick.
-core::Status Durability::Recover(WorldRecoveryReport* report) {
-  const game::Globals fresh = world_->globals();
-  std::span<uint8_t> bytes = world_->MutableStateBytes();
+core::Status RecoverWorld(const RecoverWorldOptions& options, game::World* world,
+                          const LoggedTickFn& apply, WorldRecoveryReport* report) {
+  const game::Globals fresh = world->globals();
+  std::span<uint8_t> bytes = world->MutableStateBytes();
   recovery::RecoverOptions ro;
-  ro.env = options_.env;
-  ro.dir = options_.data_dir;
-  ro.object_count = static_cast<uint64_t>(world_->object_count());
+  ro.env = options.env;
+  ro.dir = options.data_dir;
+  ro.object_count = static_cast<uint64_t>(world->object_count());
   ro.object_size = static_cast<uint32_t>(game::kObjectSize);
+  ro.repair_tail = options.repair_tail;
+  ro.max_checkpoint_tick = options.max_checkpoint_tick;
   recovery::RecoveryReport rr;
   bool restored = false;  // the image (if any) was checked and relinked
   double relink_ms = 0, replay_ms = 0;
@@ -84,8 +91,8 @@ core::Status Durability::Recover(WorldRecoveryReport* report) {
     restored = true;
     if (!rr.from_checkpoint) return core::Status::OK();
     const Clock::time_point t = Clock::now();
-    core::Status s = CheckRestoredGlobals(world_->globals(), fresh);
-    if (s.ok()) world_->RelinkAll();
+    core::Status s = CheckRestoredGlobals(world->globals(), fresh);
+    if (s.ok()) world->RelinkAll();
     relink_ms = core::MsSince(t);
     return s;
   };
@@ -96,7 +103,7 @@ core::Status Durability::Recover(WorldRecoveryReport* report) {
         if (!st.ok()) return st;
         const Clock::time_point t = Clock::now();
         st = DecodeTickRecord(payload, &record);
-        if (st.ok()) st = ApplyTick(world_, record);
+        if (st.ok()) st = apply(tick, record);
         replay_ms += core::MsSince(t);
         if (!st.ok()) {
           return core::Status::Corruption("log tick " + std::to_string(tick) + ": " +
@@ -114,12 +121,11 @@ core::Status Durability::Recover(WorldRecoveryReport* report) {
   report->checkpoint_tick = rr.checkpoint_tick;
   report->ticks_replayed = rr.records_replayed;
   report->recovered_tick = rr.last_tick;
-  report->world_tick = world_->globals().tick;
+  report->world_tick = world->globals().tick;
   report->restore_ms = rr.restore_ms + relink_ms;
   report->replay_ms = replay_ms;
-  report->state_hash = world_->StateHash();
+  report->state_hash = world->StateHash();
   report->torn_tail_cut = rr.truncated_tail;  // where: in report->notes
-  recovered_tick_ = rr.last_tick;
   return core::Status::OK();
 }
 

@@ -19,6 +19,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -64,6 +65,25 @@ struct WorldRecoveryReport {
   bool torn_tail_cut = false;    // where it was: in notes
   std::vector<std::string> notes;  // backups skipped and why, the tail that was cut
 };
+
+// How RecoverWorld reads a data directory.
+struct RecoverWorldOptions {
+  recovery::Env* env = recovery::Env::Posix();
+  std::string data_dir;
+  bool repair_tail = true;  // false: nothing is written (a torn tail is only reported)
+  uint64_t max_checkpoint_tick = UINT64_MAX;  // use only backups of this tick or earlier
+};
+
+// Applies one logged tick (decoded) to the world; Durability passes ApplyTick.
+using LoggedTickFn = std::function<core::Status(uint64_t tick, const TickRecord& record)>;
+
+// Restores the newest valid backup allowed by `options` into `world` (checking that it holds a
+// state of this map and configuration, then relinking), and hands every logged tick after it to
+// `apply`, in order. The one recovery path of the server (Durability::Open) and of
+// aftershock-replay. report->recovered_tick is the last tick handed over (or the backup's).
+// Does not check world.id: the caller does (CheckOrCreateIdentity or CheckIdentity).
+core::Status RecoverWorld(const RecoverWorldOptions& options, game::World* world,
+                          const LoggedTickFn& apply, WorldRecoveryReport* report);
 
 struct DurabilityStats {
   recovery::CheckpointStats checkpoint;
@@ -115,7 +135,6 @@ class Durability {
 
  private:
   Durability(const DurabilityOptions& options, game::World* world);
-  core::Status Recover(WorldRecoveryReport* report);
   core::Status OpenWriters();
 
   const DurabilityOptions options_;

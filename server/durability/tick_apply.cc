@@ -52,7 +52,7 @@ int32_t ApplyWorldPhase(game::World* world, bool run_world, TickRecord* record) 
   return tick;
 }
 
-core::Status ApplyTick(game::World* world, const TickRecord& record) {
+core::Status ApplyLoggedWorldPart(game::World* world, const TickRecord& record) {
   for (const TickLeave& leave : record.leaves) {
     core::Status s = ApplyLoggedLeave(world, leave);
     if (!s.ok()) return core::Status::Corruption("replay: logged leave refused: " + s.message());
@@ -72,12 +72,18 @@ core::Status ApplyTick(game::World* world, const TickRecord& record) {
                                     " after the world phase, the log says " +
                                     std::to_string(record.world_tick));
   }
+  return core::Status::OK();
+}
+
+core::Status ApplyTick(game::World* world, const TickRecord& record) {
+  core::Status s = ApplyLoggedWorldPart(world, record);
+  if (!s.ok()) return s;
   for (const TickCommand& c : record.commands) {
-    core::Status s = world->ExecuteCommand(c.player, c.cmd);
-    if (!s.ok()) {
+    const core::Status st = world->ExecuteCommand(c.player, c.cmd);
+    if (!st.ok()) {
       return core::Status::Corruption("replay: logged command " + std::to_string(c.cmd.sequence) +
                                       " of player " + std::to_string(c.player) +
-                                      " refused: " + s.ToString());
+                                      " refused: " + st.ToString());
     }
   }
   return core::Status::OK();

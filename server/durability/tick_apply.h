@@ -37,7 +37,13 @@ game::JoinResult ApplyJoin(game::World* world, std::string_view name, uint64_t t
 // record->world_tick (record may be null). Returns the world tick.
 int32_t ApplyWorldPhase(game::World* world, bool run_world, TickRecord* record);
 
-// Replays a logged tick serially: leaves, joins, world phase, commands in record order. Any
+// Replays a logged tick's world part: its leaves, joins and world phase, checking every result
+// against the log (a refused leave or join, another player id, another world tick is Corruption
+// naming the step). The commands are the caller's: ApplyTick runs them in record order,
+// aftershock-replay under a locking scheme on several threads.
+core::Status ApplyLoggedWorldPart(game::World* world, const TickRecord& record);
+
+// Replays a logged tick serially: ApplyLoggedWorldPart, then the commands in record order. Any
 // result that differs from the live one (a refused leave/join/command, another player id, another
 // world tick) is Corruption naming the step: the log does not belong to this state.
 core::Status ApplyTick(game::World* world, const TickRecord& record);

@@ -127,6 +127,35 @@ core::Status ParseIdentity(std::string_view text, const std::string& file, World
   return core::Status::OK();
 }
 
+core::Status ReadIdentity(recovery::Env* env, const std::string& dir, WorldIdentity* out) {
+  const std::string path = recovery::JoinPath(dir, kIdentityFileName);
+  if (!env->FileExists(path)) {
+    return core::Status::InvalidArgument("data dir " + dir + " has no " + kIdentityFileName +
+                                         ": it is missing, or no server wrote it");
+  }
+  std::string text;
+  core::Status s = recovery::ReadWholeFile(env, path, &text);
+  if (!s.ok()) return s;
+  return ParseIdentity(text, path, out);
+}
+
+core::Status CheckIdentity(recovery::Env* env, const std::string& dir, const WorldIdentity& mine) {
+  WorldIdentity theirs;
+  const core::Status s = ReadIdentity(env, dir, &theirs);
+  if (!s.ok()) return s;
+  if (theirs == mine) return core::Status::OK();
+  std::string diff;
+  const std::vector<Field> a = Fields(theirs), b = Fields(mine);
+  for (size_t k = 0; k < a.size(); ++k) {
+    if (a[k].value == b[k].value) continue;
+    diff += std::string(diff.empty() ? "" : ", ") + a[k].key + " " + std::to_string(a[k].value) +
+            " there, " + std::to_string(b[k].value) + " here";
+  }
+  return core::Status::InvalidArgument("data dir " + dir +
+                                       " belongs to another map or configuration (" + diff +
+                                       "); use another --data-dir or the original map and flags");
+}
+
 core::Status CheckOrCreateIdentity(recovery::Env* env, const std::string& dir,
                                    const WorldIdentity& mine) {
   const std::string path = recovery::JoinPath(dir, kIdentityFileName);
@@ -142,23 +171,7 @@ core::Status CheckOrCreateIdentity(recovery::Env* env, const std::string& dir,
     }
     return WriteIdentity(env, dir, mine);
   }
-  std::string text;
-  core::Status s = recovery::ReadWholeFile(env, path, &text);
-  if (!s.ok()) return s;
-  WorldIdentity theirs;
-  s = ParseIdentity(text, path, &theirs);
-  if (!s.ok()) return s;
-  if (theirs == mine) return core::Status::OK();
-  std::string diff;
-  const std::vector<Field> a = Fields(theirs), b = Fields(mine);
-  for (size_t k = 0; k < a.size(); ++k) {
-    if (a[k].value == b[k].value) continue;
-    diff += std::string(diff.empty() ? "" : ", ") + a[k].key + " " + std::to_string(a[k].value) +
-            " there, " + std::to_string(b[k].value) + " here";
-  }
-  return core::Status::InvalidArgument("data dir " + dir +
-                                       " belongs to another map or configuration (" + diff +
-                                       "); use another --data-dir or the original map and flags");
+  return CheckIdentity(env, dir, mine);
 }
 
 }  // namespace durability

@@ -32,6 +32,13 @@ std::string FormatIdentity(const WorldIdentity& id);
 // Parses FormatIdentity's text; anything else is Corruption naming `file`.
 core::Status ParseIdentity(std::string_view text, const std::string& file, WorldIdentity* out);
 
+// Reads dir/world.id without writing anything. NotFound-like InvalidArgument if it is missing
+// (the directory is not a data directory a server wrote), Corruption if it does not parse.
+core::Status ReadIdentity(recovery::Env* env, const std::string& dir, WorldIdentity* out);
+// dir/world.id must exist and equal `mine`, else InvalidArgument saying what differs. Read only
+// (aftershock-replay); the server's start-up uses CheckOrCreateIdentity.
+core::Status CheckIdentity(recovery::Env* env, const std::string& dir, const WorldIdentity& mine);
+
 // If dir/world.id exists it must equal `mine` (else InvalidArgument saying what differs). If it
 // is missing and the directory holds log or backup files, the directory is refused (not ours, or
 // damaged). Otherwise world.id is written (temp file, fsync, rename, directory fsync).

@@ -29,6 +29,7 @@ void RegionLocker::Acquire(int leaf, bool blocking_ok, bool* ok) {
       *ok = false;
       return;
     }
+    blocked_ = true;
     const uint64_t t0 = core::SteadyNs();
     mu.lock();
     wait_ns_ += core::SteadyNs() - t0;

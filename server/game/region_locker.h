@@ -57,6 +57,9 @@ class RegionLocker {
   uint64_t TakeWaitNs() { uint64_t v = wait_ns_; wait_ns_ = 0; return v; }
   // LockCommandRegion's releases and relocks (a lower leaf was busy) since the last call.
   uint32_t TakeRetries() { uint32_t v = retries_; retries_ = 0; return v; }
+  // True if a leaf lock was busy (this thread had to block on it) since the last call: a command
+  // that waited for another thread's command.
+  bool TakeBlocked() { bool v = blocked_; blocked_ = false; return v; }
 
   // Acquisitions per leaf in the current frame (for relock / shared-leaf statistics).
   const std::vector<uint32_t>& frame_counts() const { return frame_counts_; }
@@ -76,6 +79,7 @@ class RegionLocker {
   std::vector<uint32_t> frame_counts_;
   uint64_t wait_ns_ = 0;
   uint32_t retries_ = 0;
+  bool blocked_ = false;
 };
 
 template <class RegionSource>

@@ -23,16 +23,9 @@ namespace {
 
 constexpr uint32_t kNewIdentitySlots = 4096;  // new-identity buckets, hashed by source address
 
-// --vis-cache: "none" is no cache; "" is the user's cache as XDG says (shared by every server and
-// data dir of one map), or the data dir on a machine without a home.
+// The server's fallback without a home: the data dir (docs/maps.md, "Visibility").
 std::string VisCacheDir(const ServerOptions& o) {
-  if (o.vis_cache_dir == "none") return "";
-  if (!o.vis_cache_dir.empty()) return o.vis_cache_dir;
-  const char* xdg = std::getenv("XDG_CACHE_HOME");
-  if (xdg != nullptr && *xdg != '\0') return std::string(xdg) + "/aftershock/vis";
-  const char* home = std::getenv("HOME");
-  if (home != nullptr && *home != '\0') return std::string(home) + "/.cache/aftershock/vis";
-  return o.data_dir.empty() ? "" : o.data_dir + "/vis";
+  return ResolveVisCacheDir(o.vis_cache_dir, o.data_dir.empty() ? "" : o.data_dir + "/vis");
 }
 
 }  // namespace
@@ -100,6 +93,7 @@ core::Status Server::Create(const ServerOptions& options, std::unique_ptr<Server
     std::unique_ptr<Worker> w;
     s = Worker::Create(i, &sv->shared_, &w);
     if (!s.ok()) return s;
+    sv->executors_.push_back(&w->executor());
     sv->workers_.push_back(std::move(w));
   }
   sv->PublishStatus();

@@ -176,6 +176,7 @@ class Server {
   ThreadQueue<JoinDecision> join_decisions_;
   std::unique_ptr<Lobby> lobby_;
   std::vector<std::unique_ptr<Worker>> workers_;
+  std::vector<FrameExecutor*> executors_;  // workers_[i]->executor(), for the frame statistics
   std::thread lobby_thread_;
   std::vector<std::thread> threads_;
   std::atomic<bool> stop_{false};

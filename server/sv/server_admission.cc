@@ -43,8 +43,7 @@ void Server::ApplyNotices() {
 }
 
 int Server::WorkerForSlot(int slot) const {
-  if (options_.assign == Assignment::kRoundRobin) return slot % options_.threads;
-  return static_cast<int>(static_cast<int64_t>(slot) * options_.threads / options_.max_players);
+  return sv::WorkerForSlot(options_.assign, slot, options_.threads, options_.max_players);
 }
 
 void Server::ApplyJoins() {

@@ -2,6 +2,7 @@
 #include "server/sv/server_options.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <cxxopts.hpp>
 #include <thread>
 #include <vector>
@@ -36,6 +37,31 @@ const char* FrameModeName(FrameMode m) { return m == FrameMode::kRequest ? "requ
 
 const char* AssignmentName(Assignment a) {
   return a == Assignment::kBlock ? "block" : "round-robin";
+}
+
+bool ParseAssignmentName(std::string_view name, Assignment* out) {
+  for (Assignment a : {Assignment::kBlock, Assignment::kRoundRobin}) {
+    if (name == AssignmentName(a)) {
+      *out = a;
+      return true;
+    }
+  }
+  return false;
+}
+
+std::string ResolveVisCacheDir(const std::string& flag, const std::string& fallback) {
+  if (flag == "none") return "";
+  if (!flag.empty()) return flag;
+  const char* xdg = std::getenv("XDG_CACHE_HOME");
+  if (xdg != nullptr && *xdg != '\0') return std::string(xdg) + "/aftershock/vis";
+  const char* home = std::getenv("HOME");
+  if (home != nullptr && *home != '\0') return std::string(home) + "/.cache/aftershock/vis";
+  return fallback;
+}
+
+int WorkerForSlot(Assignment assign, int slot, int threads, int max_players) {
+  if (assign == Assignment::kRoundRobin) return slot % threads;
+  return static_cast<int>(static_cast<int64_t>(slot) * threads / max_players);
 }
 
 namespace {
@@ -191,9 +217,7 @@ ParseResult ParseServerOptions(int argc, const char* const* argv, ServerOptions*
     else return Error("--frame-mode must be request or fixed, not '" + mode + "'", help);
     o.tick_hz = r["tick-hz"].as<int>();
     const std::string assign = r["assign"].as<std::string>();
-    if (assign == "block") o.assign = Assignment::kBlock;
-    else if (assign == "round-robin") o.assign = Assignment::kRoundRobin;
-    else return Error("--assign must be block or round-robin, not '" + assign + "'", help);
+    if (!ParseAssignmentName(assign, &o.assign)) return Error("--assign must be block or round-robin, not '" + assign + "'", help);
     o.duration_s = r["duration"].as<double>();
     o.stats_out = r["stats-out"].as<std::string>();
     o.stats_interval_s = r["stats-interval"].as<double>();

@@ -84,6 +84,14 @@ const char* LockingName(LockingScheme s);
 bool ParseLockingName(std::string_view name, LockingScheme* out);
 const char* FrameModeName(FrameMode m);
 const char* AssignmentName(Assignment a);
+// The assignment AssignmentName gives `name`; false (and *out untouched) for any other text.
+bool ParseAssignmentName(std::string_view name, Assignment* out);
+// The PVS cache directory a --vis-cache value names: "none" is no cache (""); "" is the user's
+// cache as XDG says (shared by every server of one map), or `fallback` on a machine without a
+// home; anything else is that directory.
+std::string ResolveVisCacheDir(const std::string& flag, const std::string& fallback);
+// The worker thread that serves session slot `slot` (0 <= slot < max_players) under `assign`.
+int WorkerForSlot(Assignment assign, int slot, int threads, int max_players);
 
 enum class ParseOutcome : uint8_t { kRun, kHelp, kError };
 

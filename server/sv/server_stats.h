@@ -185,6 +185,8 @@ class ServerStats {
   std::atomic<uint64_t> leaf_acquisitions{0};
   std::atomic<uint64_t> relocks{0};           // acquisitions of a leaf already locked this frame
   std::atomic<uint64_t> lock_retries{0};      // region grew after locking: released, relocked
+  std::atomic<uint64_t> waited_commands{0};   // commands that blocked on a lock another thread held
+  std::atomic<uint64_t> refused_commands{0};  // commands the game refused (bad sequence, ...)
   std::atomic<uint64_t> shared_frames{0};     // frames where >= 2 threads executed commands
   std::atomic<uint64_t> shared_leaves_milli_pct{0};  // sum of per-frame % * 1000
 

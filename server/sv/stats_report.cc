@@ -193,8 +193,43 @@ StatsReport TakeReport(const ServerStats& s, const ReportInfo& info) {
   r.shared_leaves_pct = Ratio(static_cast<double>(Load(s.shared_leaves_milli_pct)) / 1000.0,
                               static_cast<double>(Load(s.shared_frames)));
   r.lock_retries = Load(s.lock_retries);
+  r.waited_commands = Load(s.waited_commands);
+  r.waited_commands_pct = 100.0 * Ratio(static_cast<double>(r.waited_commands),
+                                        static_cast<double>(r.commands));
+  r.replay.commands_refused = Load(s.refused_commands);
   return r;
 }
+
+namespace {
+
+// aftershock-replay's fields, the last of the object.
+void ReplayJson(const ReplayFigures& p, std::string* j) {
+  auto hex = [](uint64_t v) {
+    char buf[24];
+    std::snprintf(buf, sizeof buf, "\"%016llx\"", static_cast<unsigned long long>(v));
+    return std::string(buf);
+  };
+  auto field = [j](std::string_view key, const std::string& value, bool last = false) {
+    *j += "  " + JsonString(key) + ": " + value + (last ? "\n" : ",\n");
+  };
+  field("data_dir", JsonString(p.data_dir));
+  field("from_tick", Num(p.from_tick));
+  field("to_tick", Num(p.to_tick));
+  field("ticks", Num(p.ticks));
+  field("commands_refused", Num(p.commands_refused));
+  field("snapshot_bytes", Num(p.snapshot_bytes));
+  field("wall_s", Num(p.wall_s));
+  field("speed_x_realtime", Num(p.speed_x_realtime));
+  field("order_as_recorded", p.order_as_recorded ? "true" : "false");
+  field("state_hash", hex(p.state_hash));
+  field("recorded_hash_source", JsonString(p.recorded_hash_source));
+  field("recorded_state_hash", p.has_recorded_hash ? hex(p.recorded_state_hash) : "null");
+  field("state_hash_match",
+        p.has_recorded_hash ? (p.state_hash == p.recorded_state_hash ? "true" : "false") : "null",
+        /*last=*/true);
+}
+
+}  // namespace
 
 std::string ToJson(const StatsReport& r) {
   std::string j = "{\n";
@@ -249,7 +284,9 @@ std::string ToJson(const StatsReport& r) {
                     ", \"relock_pct\": " + Num(r.relock_pct) +
                     ", \"shared_leaves_pct\": " + Num(r.shared_leaves_pct) +
                     ", \"leaf_acquisitions\": " + Num(r.leaf_acquisitions) +
-                    ", \"retries\": " + Num(r.lock_retries) + "}");
+                    ", \"retries\": " + Num(r.lock_retries) +
+                    ", \"waited_commands\": " + Num(r.waited_commands) +
+                    ", \"waited_commands_pct\": " + Num(r.waited_commands_pct) + "}");
   if (r.durability.enabled) DurabilityJson(r.durability, &j);
   field("invalid_packets", Num(r.invalid_packets));
   field("kicked", Num(r.kicked));
@@ -259,7 +296,8 @@ std::string ToJson(const StatsReport& r) {
   field("records", "{\"offline\": " + Num(r.records.offline) + ", \"capacity\": " +
                        Num(r.records.capacity) + ", \"evicted\": " + Num(r.records.evicted) +
                        ", \"new_identity_refusals\": " + Num(r.records.new_identity_refusals) + "}");
-  field("leaves", Num(r.leaves), /*last=*/true);
+  field("leaves", Num(r.leaves), /*last=*/!r.replay.enabled);
+  if (r.replay.enabled) ReplayJson(r.replay, &j);
   return j + "}\n";
 }
 

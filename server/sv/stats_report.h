@@ -46,6 +46,24 @@ struct JunkReport {
   uint64_t half_open_expired = 0, half_open_evicted = 0, half_open_max = 0;
 };
 
+// aftershock-replay's figures (docs/recovery.md, "Replaying a trace"), written after the
+// server's fields when enabled.
+struct ReplayFigures {
+  bool enabled = false;
+  std::string data_dir;
+  uint64_t from_tick = 0, to_tick = 0;  // the timed range is (from_tick, to_tick]
+  uint64_t ticks = 0;                   // ticks replayed in the timed range
+  double wall_s = 0;                    // wall time of the timed range
+  double speed_x_realtime = 0;          // ticks * tick length / wall_s
+  uint64_t state_hash = 0;              // World::StateHash after to_tick
+  bool has_recorded_hash = false;       // the live server's hash of to_tick is known
+  uint64_t recorded_state_hash = 0;
+  std::string recorded_hash_source;     // "hash.log", or "none"
+  bool order_as_recorded = false;       // one thread: commands ran in exec_seq order
+  uint64_t commands_refused = 0;        // commands the game refused in replay (0 unless diverged)
+  uint64_t snapshot_bytes = 0;          // encoded snapshots, all threads
+};
+
 struct StatsReport {
   ReportInfo info;
   uint64_t players = 0, max_players_online = 0;
@@ -66,7 +84,10 @@ struct StatsReport {
   double leaves_per_request = 0, leaves_per_request_pct = 0, relock_pct = 0,
          shared_leaves_pct = 0;
   uint64_t leaf_acquisitions = 0, lock_retries = 0;
+  uint64_t waited_commands = 0;   // commands that blocked on a lock another thread held
+  double waited_commands_pct = 0;  // of the commands executed
   DurabilityReport durability;
+  ReplayFigures replay;
 };
 
 StatsReport TakeReport(const ServerStats& stats, const ReportInfo& info);

@@ -5,12 +5,10 @@
 
 #include <algorithm>
 #include <iterator>
-#include <mutex>
 #include <optional>
 
 #include <spdlog/spdlog.h>
 
-#include "server/areanode/areanode_tree.h"
 #include "server/core/check.h"
 #include "server/core/steady_clock.h"
 #include "server/protocol/enet_socket_batch.h"
@@ -58,13 +56,8 @@ Worker::Worker(int index, uint16_t port, ENetHost* host, FrameShared* shared)
       host_(host),
       shared_(shared),
       world_(shared->world),
-      junk_(host, &shared->stats->junk, nullptr) {
-  const LockingScheme scheme = shared->options->locking;
-  if (scheme == LockingScheme::kAreanode || scheme == LockingScheme::kAreanodeOpt) {
-    locker_ = std::make_unique<game::RegionLocker>(&world_->tree(),
-                                                   scheme == LockingScheme::kAreanodeOpt);
-  }
-}
+      junk_(host, &shared->stats->junk, nullptr),
+      executor_(index, shared) {}
 
 Worker::~Worker() {
   for (ENetEvent& ev : pending_) {
@@ -82,7 +75,7 @@ bool Worker::Poll(int timeout_ms) {
 
 void Worker::RequestPhase(PhaseClock* clock) {
   clock->Switch(Phase::kReceive);
-  counters_.in_frame = true;
+  executor_.BeginRequests();
   const uint64_t now_ms = core::SteadyMs();
   assignment_scratch_.clear();
   assignments_.DrainInto(&assignment_scratch_);
@@ -98,7 +91,6 @@ void Worker::RequestPhase(PhaseClock* clock) {
   pending_.clear();
   junk_.Drain([&](ENetEvent& ev) { HandleEvent(ev, now_ms); });
   Expire(now_ms);
-  clock->Switch(Phase::kExec);
   ExecuteAll(clock);
 }
 
@@ -190,8 +182,7 @@ void Worker::HandleCommands(Session* s, std::span<const uint8_t> data, uint64_t 
   s->requested = true;
   s->ack_snapshot_id =
       packet.ack_snapshot_id == 0 ? 0 : std::max(s->ack_snapshot_id, packet.ack_snapshot_id);
-  ++counters_.requests;
-  AddRelaxed(shared_->stats->thread(index_).requests, 1);
+  executor_.CountRequest();
   bool rejected = false, speed = false;
   for (int i = packet.count - 1; i >= 0; --i) {  // oldest first
     const proto::CommandCheck check = s->validator->Check(packet.cmds[i], now_ms);
@@ -287,51 +278,13 @@ void Worker::Expire(uint64_t now_ms) {
 // ---- Request phase: execute ------------------------------------------------------------------
 
 void Worker::ExecuteAll(PhaseClock* clock) {
-  areanode::ParentLockCounters& parent = areanode::ThisThreadParentLockCounters();
-  const uint64_t parent_before = parent.wait_ns;
-  uint64_t leaf_wait = 0;
+  exec_batch_.clear();
   for (const PendingCommand& pc : commands_) {
     if (!pc.session->active) continue;  // left, dropped or kicked meanwhile
-    ExecuteOne(pc.session->player, pc.cmd);
+    exec_batch_.push_back(PlayerCommand{pc.session->player, pc.cmd});
   }
   commands_.clear();
-  if (locker_) leaf_wait += locker_->TakeWaitNs();
-  leaf_wait += global_wait_ns_;
-  global_wait_ns_ = 0;
-  clock->Carve(Phase::kLockLeaf, leaf_wait);
-  clock->Carve(Phase::kLockParent, parent.wait_ns - parent_before);
-}
-
-void Worker::ExecuteOne(game::EntityId player, const game::UserCmd& cmd) {
-  const core::Status st = ExecuteLocked(player, cmd);
-  if (!st.ok()) {
-    spdlog::debug("worker {}: command {} of player {} refused: {}", index_, cmd.sequence, player,
-                  st.ToString());
-    return;
-  }
-  AddRelaxed(shared_->stats->thread(index_).commands, 1);
-}
-
-core::Status Worker::ExecuteLocked(game::EntityId player, const game::UserCmd& cmd) {
-  std::unique_lock<std::mutex> global;        // the `global` scheme
-  std::optional<game::RegionLock> region;     // the areanode schemes
-  if (shared_->options->locking == LockingScheme::kGlobal) {
-    global = std::unique_lock<std::mutex>(shared_->global_lock, std::try_to_lock);
-    if (!global.owns_lock()) {
-      const uint64_t t0 = core::SteadyNs();
-      global.lock();
-      global_wait_ns_ += core::SteadyNs() - t0;
-    }
-  } else if (locker_) {
-    region.emplace(locker_.get(), *world_, player, cmd);
-    counters_.retries += locker_->TakeRetries();
-    ++counters_.locked_commands;
-    counters_.distinct_leaves += locker_->held().size();
-  }
-  const core::Status st = world_->ExecuteCommand(player, cmd);
-  // A command is recorded (taking its execution sequence number) while its locks are still held.
-  if (st.ok() && shared_->recorder != nullptr) shared_->recorder->Record(index_, player, cmd);
-  return st;
+  executor_.ExecuteCommands(exec_batch_, clock);
 }
 
 // ---- Reply phase -----------------------------------------------------------------------------
@@ -342,9 +295,7 @@ void Worker::BuildReplies(PhaseClock* clock, const std::function<bool()>& durabl
   held_bytes_.clear();
   released_ = false;
   ++reply_round_;
-  // Every worker buckets the same entities: tens of microseconds, cheaper than another barrier.
-  interest_.Build(*world_, *shared_->pvs);
-  shown_.Build(*world_);
+  executor_.PrepareReplies();
   for (const auto& [player, s] : player_conn_) {
     shared_->ping_ms[player].store(s->peer->roundTripTime, std::memory_order_relaxed);
   }
@@ -360,9 +311,7 @@ void Worker::BuildReplies(PhaseClock* clock, const std::function<bool()>& durabl
     if (i + 1 < requesters_.size() && requesters_[i + 1]->active) {
       requesters_[i + 1]->encoder.PrefetchBaseline(requesters_[i + 1]->ack_snapshot_id);
     }
-    BuildSnapshot(*world_, interest_, shown_, player, shared_->options->interest_radius,
-                  shared_->frame_no, &visible_, &snapshot_);
-    const core::Status st = s->encoder.Encode(snapshot_, s->ack_snapshot_id, &encoded_);
+    const core::Status st = executor_.EncodeSnapshot(player, s->ack_snapshot_id, &s->encoder, &encoded_);
     if (!st.ok()) {
       spdlog::warn("worker {}: snapshot for player {} not encoded: {}", index_, player,
                    st.ToString());
@@ -417,7 +366,7 @@ void Worker::SendReplies(PhaseClock* clock) {
   for (const auto& [player, s] : player_conn_) SendFrameEvents(s);  // those without a snapshot
   FlushHost();
   frame_events_.clear();  // ENet holds a reference to every packet a peer took
-  AddRelaxed(shared_->stats->thread(index_).replies, sent_);
+  executor_.CountReplies(sent_);
   held_.clear();
   retired_.clear();  // no queued command, requester or held reply points at them any more
   released_ = false;

@@ -1,14 +1,16 @@
 // Worker: one frame thread's network side and its players (the paper's "each thread uses a
 // different UDP port"). Owns an ENetHost on base+1+index that no other thread touches, the
 // sessions of the players assigned to it, their snapshot encoders and input validators.
-// The frame loop (server.cc) calls it phase by phase on its own thread:
-//   Poll (request mode, idle) -> RequestPhase (receive, validate, execute under the locking
-//   scheme) -> BuildReplies (interest + encoded snapshots, held; read-only on the world) ->
+// It is the server's request source and reply sink: the phases themselves (commands under the
+// locking scheme, snapshots built and encoded) are its FrameExecutor's, which aftershock-replay
+// runs too. The frame loop (server.cc) calls it phase by phase on its own thread:
+//   Poll (request mode, idle) -> RequestPhase (receive, validate, then the executor runs the
+//   commands) -> BuildReplies (the executor's encoded snapshots, held; read-only on the world) ->
 //   SendReplies (reliable events + the held snapshots, once the frame's tick is durable) or
 //   DropReplies (it never became durable: nothing of the frame is shown).
 //
 // Threading: every method runs on the worker's thread, except the two inboxes (any thread) and
-// frame_counters()/locker(), which the master reads at a phase boundary.
+// executor()'s counters, which the master reads at a phase boundary.
 #pragma once
 
 #include <cstdint>
@@ -24,26 +26,15 @@
 #include "server/core/status.h"
 #include "server/protocol/command_validator.h"
 #include "server/protocol/snapshot_codec.h"
+#include "server/sv/frame_executor.h"
 #include "server/sv/frame_shared.h"
-#include "server/sv/interest.h"
 #include "server/sv/junk_filter.h"
-#include "server/sv/snapshot_builder.h"
 #include "server/sv/transport.h"
-#include "server/game/region_locker.h"
 
 namespace sv {
 
 class Worker {
  public:
-  // Per-frame figures, reset by the master when it closes the frame.
-  struct FrameCounters {
-    bool in_frame = false;  // took part in the frame (request mode: not every thread does)
-    uint32_t requests = 0;
-    uint32_t locked_commands = 0;
-    uint64_t distinct_leaves = 0;
-    uint32_t retries = 0;
-  };
-
   static core::Status Create(int index, FrameShared* shared, std::unique_ptr<Worker>* out);
   ~Worker();
 
@@ -70,8 +61,7 @@ class Worker {
   // After the frame loop: kicks every client (server shutdown) and lets ENet deliver.
   void Shutdown();
 
-  FrameCounters& frame_counters() { return counters_; }
-  game::RegionLocker* locker() { return locker_.get(); }
+  FrameExecutor& executor() { return executor_; }
 
  private:
   struct Session {
@@ -125,11 +115,8 @@ class Worker {
   // Sends `s` the frame's reliable events that reach it, once per reply round.
   void SendFrameEvents(Session* s);
 
+  // Hands the frame's commands of players still connected to the executor, in arrival order.
   void ExecuteAll(PhaseClock* clock);
-  void ExecuteOne(game::EntityId player, const game::UserCmd& cmd);
-  // Runs the command under the locking scheme's locks (none, the global lock, or its region
-  // through locker_) and records it while they are held.
-  core::Status ExecuteLocked(game::EntityId player, const game::UserCmd& cmd);
 
   const int index_;
   const uint16_t port_;
@@ -137,7 +124,7 @@ class Worker {
   FrameShared* shared_;
   game::World* world_;
   JunkFilter junk_;  // on host_'s intercept hook: drops junk before ENet parses it
-  std::unique_ptr<game::RegionLocker> locker_;
+  FrameExecutor executor_;
   uint64_t next_conn_ = 1;
   // Every session, by conn_id; each ENet peer's data points at its session (nullptr: none).
   std::unordered_map<uint64_t, std::unique_ptr<Session>> sessions_;
@@ -155,10 +142,7 @@ class Worker {
   std::vector<ReliableEvent> event_scratch_;
   std::vector<ENetEvent> pending_;  // arrived during Poll, handled in the next request phase
   std::vector<PendingCommand> commands_;
-  InterestIndex interest_;  // this frame's entities by column (reply phase)
-  ShownStates shown_;       // this frame's entities as clients see them (reply phase)
-  std::vector<game::EntityId> visible_;
-  proto::Snapshot snapshot_;
+  std::vector<PlayerCommand> exec_batch_;  // commands_ of players still connected
   proto::EncodedSnapshot encoded_;
   struct HeldReply {
     Session* session;
@@ -172,8 +156,6 @@ class Worker {
   size_t sent_ = 0;                 // snapshots sent this frame
   uint64_t reply_round_ = 0;        // BuildReplies calls so far
   std::deque<SharedReliable> frame_events_;  // this round's events (event_scratch_), as packets
-  FrameCounters counters_;
-  uint64_t global_wait_ns_ = 0;
 };
 
 }  // namespace sv

@@ -13,7 +13,15 @@
                          (build, algorithm) (ckpt.csv: aftershock-ckpt-bench --csv > ckpt.csv);
                          also prints the numbers as a Markdown table
 
-One figure set per (locking, frame mode, map) found in the table. Runs under Debian's python3
+  plot.py replay out/replay/replay.csv --out out/figs   (tools/experiments/replay_sweep.py's table)
+      replay_scaling.png        one trace replayed at 1, 2, 4, 8 threads: speed (x real time) and
+                                conflicts (leaves shared by 2+ threads per frame, commands that
+                                waited for a lock), one line per scheme, titled with nproc
+      replay_scheme_lock.png    lock share of thread time against threads, one line per scheme
+      replay_scheme_wait.png    barrier wait share of thread time against threads, one line per scheme
+      replay_scheme_shared.png  leaves shared by 2+ threads per frame against threads, one line per scheme
+
+One figure set per (locking, frame mode, map) found in the sweep table. Runs under Debian's python3
 (python3-matplotlib), hence the /usr/bin/python3 shebang.
 """
 import argparse
@@ -257,10 +265,110 @@ def cmd_ckpt(args):
               f"| {col(r, 'ckpt_ms', '{:.2f}')} |")
 
 
+SCHEME_STYLE = {"sequential": ("k", "s"), "global": ("#d62728", "o"), "areanode": ("#1f77b4", "^"),
+                "areanode-opt": ("#2ca02c", "D")}
+
+
+def _replay_rows(path):
+    """Replay rows with per-point means over repetitions: {(locking, threads): {key: mean}}."""
+    rows = _load(path)
+    if not rows:
+        sys.exit(f"{path}: no successful replay rows")
+    points = collections.defaultdict(list)
+    for r in rows:
+        lock = sum(_num(r, f"replay.breakdown_pct.{k}") or 0 for k in ("lock_leaf", "lock_parent"))
+        wait = sum(_num(r, f"replay.breakdown_pct.{k}") or 0 for k in ("intra_wait", "inter_wait"))
+        r["_lock"], r["_wait"] = lock, wait
+        points[(r["locking"], int(r["threads"]))].append(r)
+    keys = ("loadavg_1m", "replay.speed_x_realtime", "replay.wall_s", "replay.lock.shared_leaves_pct",
+            "replay.lock.waited_commands_pct", "replay.lock.relock_pct", "_lock", "_wait")
+    means = {}
+    for p, rs in points.items():
+        means[p] = {k: statistics.mean(v for v in (_num(r, k) for r in rs) if v is not None) for k in keys
+                    if any(_num(r, k) is not None for r in rs)}
+        means[p]["reps"] = len(rs)
+    first = rows[0]
+    loads = [_num(r, "loadavg_1m") for r in rows if _num(r, "loadavg_1m") is not None]
+    load = f", load avg {min(loads):.1f}-{max(loads):.1f}" if loads else ""
+    trace = (f"{os.path.basename(first.get('replay.map', '?'))}, "
+             f"{int(_num(first, 'replay.max_players_online') or _num(first, 'replay.max_players') or 0)} players max, "
+             f"{int(_num(first, 'replay.ticks') or 0)} ticks{load}")
+    return means, int(first.get("nproc") or os.cpu_count()), trace
+
+
+def _scheme_lines(ax, means, key, ylabel, nproc, skip=()):
+    for scheme in SCHEME_STYLE:
+        if scheme in skip:
+            continue
+        pts = sorted((t, m[key]) for (lk, t), m in means.items() if lk == scheme and key in m)
+        if key == "replay.lock.shared_leaves_pct":
+            pts = [p for p in pts if p[0] >= 2]  # defined only for frames with two locking threads
+        if not pts:
+            continue
+        color, marker = SCHEME_STYLE[scheme]
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], "-", color=color, marker=marker, label=scheme)
+    threads = sorted({t for (_, t) in means})
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(threads)
+    ax.set_xticklabels([str(t) for t in threads])
+    ax.axvline(nproc, color="gray", linestyle=":", linewidth=1)
+    ax.set_xlabel(f"replay threads (dotted: this machine's {nproc} cores)")
+    ax.set_ylabel(ylabel)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+
+
+def cmd_replay(args):
+    means, nproc, trace = _replay_rows(args.table)
+    os.makedirs(args.out, exist_ok=True)
+    fig, (a, b) = plt.subplots(1, 2, figsize=(11, 4.2))
+    _scheme_lines(a, means, "replay.speed_x_realtime", "replay speed (x real time)", nproc)
+    a.set_ylim(bottom=0)
+    a.set_title("Speed", fontsize=10)
+    no_leaves = ("sequential", "global")  # no leaf locks: nothing to share
+    _scheme_lines(b, means, "replay.lock.shared_leaves_pct", "% (solid: leaves shared per frame)", nproc,
+                  skip=no_leaves)
+    for scheme in SCHEME_STYLE:
+        pts = sorted((t, m["replay.lock.waited_commands_pct"]) for (lk, t), m in means.items()
+                     if lk == scheme and "replay.lock.waited_commands_pct" in m and lk != "sequential")
+        if pts:
+            color, marker = SCHEME_STYLE[scheme]
+            b.plot([p[0] for p in pts], [p[1] for p in pts], "--", color=color, marker=marker,
+                   label=f"{scheme}: commands that waited")
+    b.set_ylim(0, 105)
+    b.legend(fontsize=7)
+    b.set_title("Conflicts (dashed: % of commands that waited for a lock)", fontsize=10)
+    fig.suptitle(f"One trace replayed at 1-{max(t for _, t in means)} threads on {nproc} cores "
+                 f"(nproc): {trace}", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(os.path.join(args.out, "replay_scaling.png"), dpi=120)
+    plt.close(fig)
+    for name, key, ylabel, title in (
+            ("lock", "_lock", "% of thread time", "Lock share (leaf + parent lock waits)"),
+            ("wait", "_wait", "% of thread time", "Wait share (barriers between phases)"),
+            ("shared", "replay.lock.shared_leaves_pct", "% of leaves",
+             "Leaves shared by 2+ threads per frame (areanode schemes)")):
+        fig, ax = plt.subplots(figsize=(6.2, 4.2))
+        _scheme_lines(ax, means, key, ylabel, nproc,
+                      skip=("sequential", "global") if name == "shared" else ())
+        ax.set_ylim(0, 105 if name == "shared" else None)
+        ax.set_title(f"{title}\nreplays of one trace ({trace}), {nproc} cores", fontsize=9)
+        fig.tight_layout()
+        fig.savefig(os.path.join(args.out, f"replay_scheme_{name}.png"), dpi=120)
+        plt.close(fig)
+    print("| locking | threads | reps | speed x real time | lock % | wait % | shared leaves % | waited commands % |")
+    print("|---|---|---|---|---|---|---|---|")
+    for (lk, t), m in sorted(means.items(), key=lambda kv: (kv[0][1], kv[0][0])):
+        print(f"| {lk} | {t} | {m['reps']} | {m.get('replay.speed_x_realtime', 0):.1f} | {m.get('_lock', 0):.2f} "
+              f"| {m.get('_wait', 0):.1f} | {m.get('replay.lock.shared_leaves_pct', 0):.1f} "
+              f"| {m.get('replay.lock.waited_commands_pct', 0):.2f} |")
+    print(f"wrote {args.out}/replay_scaling.png and replay_scheme_{{lock,wait,shared}}.png")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
-    for name, fn, nargs in (("sweep", cmd_sweep, None), ("ckpt", cmd_ckpt, "+")):
+    for name, fn, nargs in (("sweep", cmd_sweep, None), ("ckpt", cmd_ckpt, "+"), ("replay", cmd_replay, None)):
         p = sub.add_parser(name)
         p.add_argument("table", nargs=nargs)
         p.add_argument("--out", default="out/figs")

@@ -1,0 +1,118 @@
+// Command-line parsing for aftershock-replay (cxxopts): flags, defaults, cross-field rules.
+#include "server/sv/replay_options.h"
+
+#include <cxxopts.hpp>
+#include <vector>
+
+#include "server/areanode/areanode_tree.h"
+#include "server/core/int_range.h"
+
+namespace sv {
+
+namespace {
+
+constexpr core::IntRange kReplayThreads{"--threads", 1, 64};
+constexpr core::IntRange kReplayDepth{"--areanode-depth", areanode::kMinDepth, areanode::kMaxDepth};
+
+cxxopts::Options MakeReplayOptions() {
+  cxxopts::Options o("aftershock-replay",
+                     "Re-executes the game a server recorded in --data-dir (its command log and "
+                     "checkpoints), offline and at full speed, through the server's own frame "
+                     "phases: the logged world part, the commands under --locking on --threads "
+                     "workers, and every requesting player's snapshot built and encoded into memory. "
+                     "The data directory is only read. docs/recovery.md, \"Replaying a trace\".");
+  // clang-format off
+  o.add_options()
+    ("data-dir", "Data directory a server wrote (world.id, log segments, backups); read only", cxxopts::value<std::string>())
+    ("map", "The .map file the server ran (checked against the directory's world.id)", cxxopts::value<std::string>()->default_value("maps/dm_arena.map"))
+    ("threads", "Frame threads (1..64; may exceed the machine's cores: then read the conflict figures)", cxxopts::value<int>()->default_value("1"))
+    ("locking", "Command locking, as the server's: sequential (1 thread, no locks), global, areanode or areanode-opt",
+     cxxopts::value<std::string>()->default_value("sequential"))
+    ("assign", "Player to thread assignment, as the server's: block or round-robin (slot = player id - 1)",
+     cxxopts::value<std::string>()->default_value("block"))
+    ("areanode-depth", "Areanode tree depth (1..8): 2^depth leaves to lock", cxxopts::value<int>()->default_value("4"))
+    ("interest-radius", "Snapshot interest radius in units (as the server's)", cxxopts::value<float>()->default_value("2048"))
+    ("from-tick", "Reach this log tick untimed and serially (from the newest backup at or before it, or the "
+                  "initial world), then time the ticks after it", cxxopts::value<uint64_t>()->default_value("0"))
+    ("to-tick", "Last log tick replayed (default: the log's last)", cxxopts::value<uint64_t>())
+    ("stats-out", "Write the server's stats JSON plus the replay's figures to this file (docs/stats.md)",
+     cxxopts::value<std::string>()->default_value(""))
+    ("vis-cache", "Directory of the map visibility (PVS) cache (default: the server's, $XDG_CACHE_HOME/aftershock/vis "
+                  "or ~/.cache/aftershock/vis; none: build it now); never the data directory",
+     cxxopts::value<std::string>()->default_value(""))
+    ("log-level", "trace, debug, info, warn, error, critical or off", cxxopts::value<std::string>()->default_value("info"))
+    ("h,help", "Print this help");
+  // clang-format on
+  return o;
+}
+
+ParseResult ReplayError(const std::string& msg, const std::string& help) {
+  return {ParseOutcome::kError, "error: " + msg + "\n\n" + help};
+}
+
+}  // namespace
+
+core::Status ValidateReplayOptions(const ReplayOptions& o) {
+  if (o.data_dir.empty()) return core::Status::InvalidArgument("--data-dir is required");
+  if (core::Status s = kReplayThreads.Check(o.threads); !s.ok()) return s;
+  if (o.locking == LockingScheme::kSequential && o.threads != 1) {
+    return core::Status::InvalidArgument(
+        "--locking sequential runs one thread: use --threads 1 or another scheme");
+  }
+  if (core::Status s = kReplayDepth.Check(o.areanode_depth); !s.ok()) return s;
+  if (!(o.interest_radius > 0)) {
+    return core::Status::InvalidArgument("--interest-radius must be positive");
+  }
+  if (o.from_tick >= o.to_tick) {
+    return core::Status::InvalidArgument("--from-tick " + std::to_string(o.from_tick) +
+                                         " must be below --to-tick " + std::to_string(o.to_tick));
+  }
+  return core::Status::OK();
+}
+
+ParseResult ParseReplayOptions(int argc, const char* const* argv, ReplayOptions* out) {
+  cxxopts::Options options = MakeReplayOptions();
+  const std::string help = options.help();
+  try {
+    const cxxopts::ParseResult r = options.parse(argc, argv);
+    if (r.count("help")) return {ParseOutcome::kHelp, help};
+    if (!r.unmatched().empty()) {
+      return ReplayError("unexpected argument '" + r.unmatched()[0] + "'", help);
+    }
+    ReplayOptions o;
+    if (r.count("data-dir")) o.data_dir = r["data-dir"].as<std::string>();
+    o.map_path = r["map"].as<std::string>();
+    o.threads = r["threads"].as<int>();
+    const std::string locking = r["locking"].as<std::string>();
+    if (!ParseLockingName(locking, &o.locking)) {
+      return ReplayError("--locking must be sequential, global, areanode or areanode-opt, not '" +
+                             locking + "'", help);
+    }
+    const std::string assign = r["assign"].as<std::string>();
+    if (!ParseAssignmentName(assign, &o.assign)) {
+      return ReplayError("--assign must be block or round-robin, not '" + assign + "'", help);
+    }
+    o.areanode_depth = r["areanode-depth"].as<int>();
+    o.interest_radius = r["interest-radius"].as<float>();
+    o.from_tick = r["from-tick"].as<uint64_t>();
+    if (r.count("to-tick")) o.to_tick = r["to-tick"].as<uint64_t>();
+    o.stats_out = r["stats-out"].as<std::string>();
+    o.vis_cache_dir = r["vis-cache"].as<std::string>();
+    o.log_level = r["log-level"].as<std::string>();
+    static const std::vector<std::string> kLevels = {"trace", "debug", "info", "warn",
+                                                     "error", "critical", "off"};
+    bool level_ok = false;
+    for (const auto& l : kLevels) level_ok = level_ok || l == o.log_level;
+    if (!level_ok) {
+      return ReplayError("--log-level must be one of trace..off, not '" + o.log_level + "'", help);
+    }
+    const core::Status s = ValidateReplayOptions(o);
+    if (!s.ok()) return ReplayError(s.message(), help);
+    *out = o;
+    return {ParseOutcome::kRun, ""};
+  } catch (const cxxopts::exceptions::exception& e) {
+    return ReplayError(e.what(), help);
+  }
+}
+
+}  // namespace sv

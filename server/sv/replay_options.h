@@ -1,0 +1,37 @@
+// ReplayOptions: every knob of aftershock-replay, and the command-line parser that fills it
+// (cxxopts). Plain value type; the parser is pure (no globals, never exits), so tests call it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "server/core/status.h"
+#include "server/sv/server_options.h"
+
+namespace sv {
+
+struct ReplayOptions {
+  std::string data_dir;                        // required: a directory a server wrote
+  std::string map_path = "maps/dm_arena.map";  // the map the server ran (world.id checks it)
+  int threads = 1;                             // frame threads, 1..64 (may exceed the cores)
+  LockingScheme locking = LockingScheme::kSequential;
+  Assignment assign = Assignment::kBlock;
+  int areanode_depth = 4;
+  float interest_radius = 2048;
+  uint64_t from_tick = 0;          // replayed untimed up to this tick; the timed range is after it
+  uint64_t to_tick = UINT64_MAX;   // last tick replayed (default: the log's last)
+  std::string stats_out;           // empty: no JSON file
+  // Where the map's PVS is cached: "" the user's cache (as the server), "none" no cache. Never
+  // the data directory, which replay does not write.
+  std::string vis_cache_dir;
+  std::string log_level = "info";
+};
+
+// Parses argv into *out (defaults for what is absent) and checks the cross-field rules
+// (ValidateReplayOptions). Never throws, never exits.
+ParseResult ParseReplayOptions(int argc, const char* const* argv, ReplayOptions* out);
+
+// --data-dir given; threads 1..64; sequential only with one thread; depth 1..8; from <= to.
+core::Status ValidateReplayOptions(const ReplayOptions& o);
+
+}  // namespace sv

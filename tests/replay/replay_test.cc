@@ -1,0 +1,300 @@
+// aftershock-replay against a trace the real server recorded: the in-process server plays 10
+// clients with durability and --hash-log on, then the trace is replayed. One thread in the
+// logged order reproduces the live hash (from the start and from a later tick); several threads
+// and other schemes run to completion with their conflict figures; bad flags are refused with a
+// clear message; a damaged, foreign, torn or missing directory through the real binary gives a
+// clear error (or, for a torn tail, a replay) and its bytes are unchanged afterwards.
+#include <catch2/catch.hpp>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <spdlog/spdlog.h>
+
+#include "server/core/hash.h"
+#include "server/sv/replay.h"
+#include "server/sv/replay_options.h"
+#include "server/sv/server.h"
+#include "tests/bots/subprocess.h"
+#include "tests/server/mini_json.h"
+#include "tests/server/play_harness.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using testing_util::ReadFile;
+using testing_util::Subprocess;
+
+std::string Temp(const std::string& name) {
+  return "/tmp/aftershock_replay_test_" + std::to_string(getpid()) + "_" + name;
+}
+
+// Records a short game with the real server (2 threads, areanode-opt, cou checkpoints, hash.log)
+// into a fresh directory; returns it.
+std::string RecordTrace() {
+  spdlog::set_level(spdlog::level::warn);
+  sv::ServerOptions o = svtest::TestOptions(sv::LockingScheme::kAreanodeOpt, 2);
+  o.data_dir = Temp("trace");
+  o.hash_log = true;
+  fs::remove_all(o.data_dir);
+  std::unique_ptr<sv::Server> server;
+  REQUIRE(sv::Server::Create(o, &server).ok());
+  server->Start();
+  const svtest::PlayResult play = svtest::Play(server->lobby_port(), 10, "r", 1500, 3000, 7);
+  server->RequestStop();
+  server->Wait();
+  REQUIRE(server->fatal_status().ok());
+  REQUIRE(play.joined == 10);
+  return o.data_dir;
+}
+
+sv::ReplayOptions Options(const std::string& dir, int threads, sv::LockingScheme locking) {
+  sv::ReplayOptions r;
+  r.data_dir = dir;
+  r.threads = threads;
+  r.locking = locking;
+  return r;
+}
+
+sv::StatsReport RunReplay(const sv::ReplayOptions& o) {
+  std::unique_ptr<sv::Replay> replay;
+  const core::Status s = sv::Replay::Create(o, &replay);
+  INFO(s.ToString());
+  REQUIRE(s.ok());
+  const core::Status rs = replay->Run();
+  INFO(rs.ToString());
+  REQUIRE(rs.ok());
+  return replay->Report();
+}
+
+// Every file under dir: relative path -> "size:hash".
+std::map<std::string, std::string> Listing(const std::string& dir) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    const std::string bytes = e.is_regular_file() ? ReadFile(e.path().string()) : "";
+    out[fs::relative(e.path(), dir).string()] =
+        std::to_string(bytes.size()) + ":" + std::to_string(core::Hash64(bytes.data(), bytes.size(), 1));
+  }
+  return out;
+}
+
+std::string NewestSegment(const std::string& dir) {
+  std::string newest;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string n = e.path().filename().string();
+    if (n.rfind("log-", 0) == 0 && n > newest) newest = n;
+  }
+  return dir + "/" + newest;
+}
+
+struct BinaryRun {
+  int exit_code = -1;
+  std::string err;
+};
+
+BinaryRun RunBinary(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {AS_REPLAY_BIN};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const std::string out = Temp("out.txt"), err = Temp("err.txt");
+  BinaryRun r;
+  {
+    Subprocess p(argv, out, err);
+    REQUIRE(p.started());
+    r.exit_code = p.Wait(60);
+  }
+  r.err = ReadFile(err);
+  fs::remove(out);
+  fs::remove(err);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("replay with one thread in the logged order reproduces the recorded state hash") {
+  const std::string dir = RecordTrace();
+  const sv::StatsReport r = RunReplay(Options(dir, 1, sv::LockingScheme::kSequential));
+  REQUIRE(r.replay.enabled);
+  CHECK(r.replay.order_as_recorded);
+  CHECK(r.replay.ticks > 30);
+  CHECK(r.commands > 0);
+  CHECK(r.replies > 0);
+  CHECK(r.replay.snapshot_bytes > 0);
+  CHECK(r.replay.commands_refused == 0);
+  REQUIRE(r.replay.has_recorded_hash);
+  CHECK(r.replay.recorded_hash_source == "hash.log");
+  CHECK(r.replay.state_hash == r.replay.recorded_state_hash);
+
+  // From a later tick: the initial world (both backups are newer), serially up to it, then the
+  // timed rest; the same final hash, and only the rest is counted.
+  sv::ReplayOptions later = Options(dir, 1, sv::LockingScheme::kGlobal);
+  later.from_tick = r.replay.to_tick / 2;
+  const sv::StatsReport rl = RunReplay(later);
+  CHECK(rl.replay.ticks == r.replay.to_tick - later.from_tick);
+  CHECK(rl.replay.state_hash == r.replay.recorded_state_hash);
+
+  // From the tick before the last: the two backups hold distinct ticks up to the last, so one is
+  // at or before it and is loaded; the log after it is still there.
+  sv::ReplayOptions last = Options(dir, 1, sv::LockingScheme::kSequential);
+  last.from_tick = r.replay.to_tick - 1;
+  std::unique_ptr<sv::Replay> tail;
+  REQUIRE(sv::Replay::Create(last, &tail).ok());
+  CHECK(tail->start_report().from_checkpoint);
+  CHECK(tail->start_report().checkpoint_tick <= last.from_tick);
+  REQUIRE(tail->Run().ok());
+  CHECK(tail->Report().replay.ticks == 1);
+  CHECK(tail->Report().replay.state_hash == r.replay.recorded_state_hash);
+
+  // Up to an earlier tick: the live hash of that tick.
+  sv::ReplayOptions head = Options(dir, 1, sv::LockingScheme::kSequential);
+  head.to_tick = r.replay.to_tick - 5;
+  const sv::StatsReport rh = RunReplay(head);
+  CHECK(rh.replay.to_tick == head.to_tick);
+  REQUIRE(rh.replay.has_recorded_hash);
+  CHECK(rh.replay.state_hash == rh.replay.recorded_state_hash);
+  CHECK(rh.replay.state_hash != r.replay.state_hash);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("replay on more threads than cores under each locking scheme reports its conflicts") {
+  const std::string dir = RecordTrace();
+  const sv::StatsReport serial = RunReplay(Options(dir, 1, sv::LockingScheme::kSequential));
+  for (sv::LockingScheme scheme : {sv::LockingScheme::kGlobal, sv::LockingScheme::kAreanode,
+                                   sv::LockingScheme::kAreanodeOpt}) {
+    sv::ReplayOptions o = Options(dir, 8, scheme);
+    o.assign = scheme == sv::LockingScheme::kAreanode ? sv::Assignment::kRoundRobin
+                                                      : sv::Assignment::kBlock;
+    const sv::StatsReport r = RunReplay(o);
+    INFO(sv::LockingName(scheme));
+    CHECK_FALSE(r.replay.order_as_recorded);
+    CHECK(r.replay.ticks == serial.replay.ticks);
+    CHECK(r.commands == serial.commands);  // every logged command ran, none refused
+    CHECK(r.replay.commands_refused == 0);
+    CHECK(r.replies == serial.replies);
+    CHECK(r.thread_frames.size() == 8);
+    const svtest::Json j = svtest::ParseJson(sv::ToJson(r));
+    CHECK(j["threads"].number == 8);
+    CHECK(j["frame_mode"].string == "replay");
+    for (const char* key : {"shared_leaves_pct", "relock_pct", "retries", "waited_commands",
+                            "waited_commands_pct"}) {
+      CHECK(j["lock"].Has(key));
+    }
+    for (const char* key : {"ticks", "wall_s", "speed_x_realtime", "state_hash",
+                            "recorded_state_hash", "state_hash_match"}) {
+      CHECK(j.Has(key));
+    }
+    CHECK(j["speed_x_realtime"].number > 0);
+    if (scheme != sv::LockingScheme::kGlobal) CHECK(r.leaf_acquisitions > 0);
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("replay refuses bad flags with a clear message") {
+  auto parse = [](std::vector<std::string> args) {
+    args.insert(args.begin(), "aftershock-replay");
+    std::vector<const char*> argv;
+    for (const std::string& a : args) argv.push_back(a.c_str());
+    sv::ReplayOptions o;
+    return sv::ParseReplayOptions(static_cast<int>(argv.size()), argv.data(), &o);
+  };
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{"--data-dir", "d", "--locking", "bogus"}, "--locking must be"},
+      {{"--data-dir", "d", "--threads", "0"}, "--threads"},
+      {{"--data-dir", "d", "--threads", "65"}, "--threads"},
+      {{"--data-dir", "d", "--threads", "2"}, "--locking sequential runs one thread"},
+      {{"--data-dir", "d", "--from-tick", "50", "--to-tick", "40"}, "--from-tick 50 must be below"},
+      {{"--data-dir", "d", "--assign", "diagonal"}, "--assign must be"},
+      {{"--locking", "global"}, "--data-dir is required"},
+      {{"--data-dir", "d", "--threads", "many"}, "error:"},
+      {{"--data-dir", "d", "stray"}, "unexpected argument"},
+  };
+  for (const Case& c : cases) {
+    const sv::ParseResult r = parse(c.args);
+    INFO(r.text);
+    CHECK(r.outcome == sv::ParseOutcome::kError);
+    CHECK(r.text.rfind("error: ", 0) == 0);
+    CHECK(r.text.find(c.says) != std::string::npos);
+  }
+  const sv::ParseResult help = parse({"--help"});
+  CHECK(help.outcome == sv::ParseOutcome::kHelp);
+  for (const char* flag : {"--data-dir", "--map", "--threads", "--locking", "--assign",
+                           "--from-tick", "--to-tick", "--stats-out", "--vis-cache"}) {
+    CHECK(help.text.find(flag) != std::string::npos);
+  }
+  // The binary: exit code 2 (as the server's for bad flags) and the message on stderr.
+  const BinaryRun b = RunBinary({"--data-dir", "/nonexistent", "--threads", "0"});
+  CHECK(b.exit_code == 2);
+  CHECK(b.err.find("--threads") != std::string::npos);
+}
+
+TEST_CASE("replay of a damaged, foreign or missing directory is a clear error and writes nothing") {
+  const std::string dir = RecordTrace();
+  const std::string stats = Temp("stats.json");
+
+  SECTION("missing") {
+    const BinaryRun b = RunBinary({"--data-dir", Temp("nowhere"), "--stats-out", stats});
+    CHECK(b.exit_code == 1);
+    CHECK(b.err.find("does not exist") != std::string::npos);
+    CHECK_FALSE(fs::exists(Temp("nowhere")));
+  }
+  SECTION("foreign: another map") {
+    const auto before = Listing(dir);
+    const BinaryRun b = RunBinary({"--data-dir", dir, "--map", "maps/dm_small.map"});
+    CHECK(b.exit_code == 1);
+    CHECK(b.err.find("another map or configuration") != std::string::npos);
+    CHECK(Listing(dir) == before);
+  }
+  SECTION("not written by a server: no world.id") {
+    fs::remove(dir + "/world.id");
+    const auto before = Listing(dir);
+    const BinaryRun b = RunBinary({"--data-dir", dir});
+    CHECK(b.exit_code == 1);
+    CHECK(b.err.find("has no world.id") != std::string::npos);
+    CHECK(Listing(dir) == before);
+  }
+  SECTION("damaged: a flipped byte inside the log") {
+    const std::string seg = NewestSegment(dir);
+    {
+      std::fstream f(seg, std::ios::in | std::ios::out | std::ios::binary);
+      f.seekp(static_cast<std::streamoff>(fs::file_size(seg) / 3));
+      const char junk = 0x5a;
+      f.write(&junk, 1);
+    }
+    const auto before = Listing(dir);
+    const BinaryRun b = RunBinary({"--data-dir", dir, "--stats-out", stats});
+    CHECK(b.exit_code == 1);
+    CHECK(b.err.find("aftershock-inspect") != std::string::npos);
+    CHECK(b.err.find(fs::path(seg).filename().string()) != std::string::npos);
+    CHECK(Listing(dir) == before);
+    CHECK_FALSE(fs::exists(stats));
+  }
+  SECTION("a torn tail is replayed up to it and left in place (recovery would cut it)") {
+    const std::string seg = NewestSegment(dir);
+    fs::resize_file(seg, fs::file_size(seg) - 5);
+    const auto before = Listing(dir);
+    const BinaryRun b = RunBinary({"--data-dir", dir, "--stats-out", stats});
+    CHECK(b.exit_code == 0);
+    CHECK(b.err.find("found a torn tail") != std::string::npos);
+    CHECK(Listing(dir) == before);
+    const svtest::Json j = svtest::ParseJson(ReadFile(stats));
+    CHECK(j["state_hash_match"].boolean);
+  }
+  SECTION("--stats-out inside the data directory is refused") {
+    const auto before = Listing(dir);
+    const BinaryRun b = RunBinary({"--data-dir", dir, "--stats-out", dir + "/stats.json"});
+    CHECK(b.exit_code == 2);
+    CHECK(b.err.find("never writes") != std::string::npos);
+    CHECK(Listing(dir) == before);
+  }
+  fs::remove(stats);
+  fs::remove_all(dir);
+}
