@@ -4,6 +4,7 @@
 #include <string>
 
 #include "server/core/check.h"
+#include "server/durability/parallel_replay.h"
 
 namespace durability {
 
@@ -52,7 +53,15 @@ int32_t ApplyWorldPhase(game::World* world, bool run_world, TickRecord* record) 
   return tick;
 }
 
-core::Status ApplyTick(game::World* world, const TickRecord& record) {
+core::Status ApplyLoggedCommand(game::World* world, const TickCommand& command) {
+  const core::Status s = world->ExecuteCommand(command.player, command.cmd);
+  if (s.ok()) return s;
+  return core::Status::Corruption("replay: logged command " + std::to_string(command.cmd.sequence) +
+                                  " of player " + std::to_string(command.player) +
+                                  " refused: " + s.ToString());
+}
+
+core::Status ApplyTick(game::World* world, const TickRecord& record, ParallelReplay* parallel) {
   for (const TickLeave& leave : record.leaves) {
     core::Status s = ApplyLoggedLeave(world, leave);
     if (!s.ok()) return core::Status::Corruption("replay: logged leave refused: " + s.message());
@@ -72,13 +81,10 @@ core::Status ApplyTick(game::World* world, const TickRecord& record) {
                                     " after the world phase, the log says " +
                                     std::to_string(record.world_tick));
   }
+  if (parallel != nullptr) return parallel->ApplyCommands(record.commands);
   for (const TickCommand& c : record.commands) {
-    core::Status s = world->ExecuteCommand(c.player, c.cmd);
-    if (!s.ok()) {
-      return core::Status::Corruption("replay: logged command " + std::to_string(c.cmd.sequence) +
-                                      " of player " + std::to_string(c.player) +
-                                      " refused: " + s.ToString());
-    }
+    core::Status s = ApplyLoggedCommand(world, c);
+    if (!s.ok()) return s;
   }
   return core::Status::OK();
 }
