@@ -9,6 +9,7 @@
 
 #include "recovery/recover.h"
 #include "server/core/steady_clock.h"
+#include "server/durability/parallel_replay.h"
 #include "server/durability/tick_apply.h"
 #include "server/durability/world_identity.h"
 
@@ -40,6 +41,16 @@ core::Status CheckRestoredGlobals(const game::Globals& restored, const game::Glo
   return core::Status::OK();
 }
 
+core::Status CheckRecoveryOptions(const DurabilityOptions& options) {
+  if (options.data_dir.empty()) return core::Status::InvalidArgument("durability: empty data dir");
+  if (options.replay_threads < 1 || options.replay_threads > kMaxReplayThreads) {
+    return core::Status::InvalidArgument("durability: replay threads must be in 1.." +
+                                         std::to_string(kMaxReplayThreads) + ", not " +
+                                         std::to_string(options.replay_threads));
+  }
+  return core::Status::OK();
+}
+
 }  // namespace
 
 Durability::Durability(const DurabilityOptions& options, game::World* world)
@@ -51,13 +62,14 @@ core::Status Durability::Open(const DurabilityOptions& options, game::World* wor
                               WorldRecoveryReport* report, std::unique_ptr<Durability>* out) {
   const Clock::time_point t0 = Clock::now();
   *report = WorldRecoveryReport{};
-  if (options.data_dir.empty()) return core::Status::InvalidArgument("durability: empty data dir");
+  core::Status s = CheckRecoveryOptions(options);
+  if (!s.ok()) return s;
   std::unique_ptr<Durability> d(new Durability(options, world));
-  core::Status s = CreateDirs(options.env, options.data_dir);
+  s = CreateDirs(options.env, options.data_dir);
   if (!s.ok()) return s;
   s = CheckOrCreateIdentity(options.env, options.data_dir, IdentityOf(world->globals()));
   if (!s.ok()) return s;
-  s = d->Recover(report);
+  s = d->Recover(/*repair_tail=*/true, report);
   if (!s.ok()) return s;
   s = d->OpenWriters();
   if (!s.ok()) return s;
@@ -66,9 +78,30 @@ core::Status Durability::Open(const DurabilityOptions& options, game::World* wor
   return core::Status::OK();
 }
 
+core::Status Durability::RecoverReadOnly(const DurabilityOptions& options, game::World* world,
+                                         WorldRecoveryReport* report) {
+  const Clock::time_point t0 = Clock::now();
+  *report = WorldRecoveryReport{};
+  core::Status s = CheckRecoveryOptions(options);
+  if (!s.ok()) return s;
+  const std::string id_path = recovery::JoinPath(options.data_dir, kIdentityFileName);
+  if (!options.env->FileExists(id_path)) {
+    return core::Status::InvalidArgument("data dir " + options.data_dir + " has no " +
+                                         kIdentityFileName + ": not a server's data directory");
+  }
+  s = CheckOrCreateIdentity(options.env, options.data_dir, IdentityOf(world->globals()));
+  if (!s.ok()) return s;  // (it exists, so nothing was written)
+  Durability d(options, world);
+  d.closed_ = true;  // nothing to close: no writer is opened, and the world's hooks stay as they are
+  s = d.Recover(/*repair_tail=*/false, report);
+  if (!s.ok()) return s;
+  report->total_ms = core::MsSince(t0);
+  return core::Status::OK();
+}
+
 // Restores the newest valid backup into the world's state bytes, relinks, and replays the
-// logged ticks after it through ApplyTick.
-core::Status Durability::Recover(WorldRecoveryReport* report) {
+// logged ticks after it through ApplyTick (on a ParallelReplay pool if replay_threads > 1).
+core::Status Durability::Recover(bool repair_tail, WorldRecoveryReport* report) {
   const game::Globals fresh = world_->globals();
   std::span<uint8_t> bytes = world_->MutableStateBytes();
   recovery::RecoverOptions ro;
@@ -76,10 +109,18 @@ core::Status Durability::Recover(WorldRecoveryReport* report) {
   ro.dir = options_.data_dir;
   ro.object_count = static_cast<uint64_t>(world_->object_count());
   ro.object_size = static_cast<uint32_t>(game::kObjectSize);
+  ro.repair_tail = repair_tail;
   recovery::RecoveryReport rr;
   bool restored = false;  // the image (if any) was checked and relinked
   double relink_ms = 0, replay_ms = 0;
+  uint64_t commands = 0;
   TickRecord record;
+  std::unique_ptr<ParallelReplay> parallel;  // the pool lives for the whole replay
+  if (options_.replay_threads > 1) {
+    ParallelReplay::Options po;
+    po.threads = options_.replay_threads;
+    parallel = std::make_unique<ParallelReplay>(world_, po);
+  }
   auto restore = [&]() -> core::Status {
     restored = true;
     if (!rr.from_checkpoint) return core::Status::OK();
@@ -96,8 +137,9 @@ core::Status Durability::Recover(WorldRecoveryReport* report) {
         if (!st.ok()) return st;
         const Clock::time_point t = Clock::now();
         st = DecodeTickRecord(payload, &record);
-        if (st.ok()) st = ApplyTick(world_, record);
+        if (st.ok()) st = ApplyTick(world_, record, parallel.get());
         replay_ms += core::MsSince(t);
+        commands += record.commands.size();
         if (!st.ok()) {
           return core::Status::Corruption("log tick " + std::to_string(tick) + ": " +
                                           st.message());
@@ -117,6 +159,12 @@ core::Status Durability::Recover(WorldRecoveryReport* report) {
   report->world_tick = world_->globals().tick;
   report->restore_ms = rr.restore_ms + relink_ms;
   report->replay_ms = replay_ms;
+  report->replay_threads = options_.replay_threads;
+  report->commands_replayed = commands;
+  if (replay_ms > 0) {
+    report->speed_x_realtime =
+        static_cast<double>(rr.records_replayed) * world_->tick_ms() / replay_ms;
+  }
   report->state_hash = world_->StateHash();
   report->torn_tail_cut = rr.truncated_tail;  // where: in report->notes
   recovered_tick_ = rr.last_tick;

@@ -46,6 +46,10 @@ struct DurabilityOptions {
   // (decimal log tick, 16 hex digits of World::StateHash after the tick), flushed to the OS but
   // not synced, before the tick's record is logged. For crash tests; costs one hash per tick.
   std::string hash_log_path;
+  // Threads that replay the log's commands at start-up, 1..kMaxReplayThreads (parallel_replay.h):
+  // 1 replays serially; more replay each tick's commands of disjoint regions at once, with the
+  // same resulting state. Open refuses other values (InvalidArgument).
+  int replay_threads = 1;
 };
 
 // What start-up recovery did.
@@ -59,6 +63,12 @@ struct WorldRecoveryReport {
   int32_t world_tick = 0;        // Globals::tick of the recovered world
   double restore_ms = 0;         // backup read, verify, copy, relink
   double replay_ms = 0;          // decode + ApplyTick of every replayed tick
+  int replay_threads = 1;        // DurabilityOptions::replay_threads
+  uint64_t commands_replayed = 0;
+  // Game time of the replayed ticks (ticks_replayed * the world's tick_ms) / replay_ms: how many
+  // times faster than the live server (at its nominal tick rate) the log was replayed. 0 if
+  // nothing was replayed.
+  double speed_x_realtime = 0;
   double total_ms = 0;           // the whole Open
   uint64_t state_hash = 0;       // World::StateHash after recovery
   bool torn_tail_cut = false;    // where it was: in notes
@@ -82,6 +92,12 @@ class Durability {
   // world's write hook. On error the World may be partly restored and must not be served.
   static core::Status Open(const DurabilityOptions& options, game::World* world,
                            WorldRecoveryReport* report, std::unique_ptr<Durability>* out);
+  // Recovers `world` from options.data_dir as Open does, but writes nothing: the directory must
+  // already hold world.id (InvalidArgument otherwise), a torn log tail is reported in the notes
+  // but not cut, and no log or checkpointer is opened. For recovering one directory again and
+  // again: the recovery benchmark, and tests that compare replay thread counts.
+  static core::Status RecoverReadOnly(const DurabilityOptions& options, game::World* world,
+                                      WorldRecoveryReport* report);
   ~Durability();  // Close(), ignoring its status
   Durability(const Durability&) = delete;
   Durability& operator=(const Durability&) = delete;
@@ -115,7 +131,7 @@ class Durability {
 
  private:
   Durability(const DurabilityOptions& options, game::World* world);
-  core::Status Recover(WorldRecoveryReport* report);
+  core::Status Recover(bool repair_tail, WorldRecoveryReport* report);
   core::Status OpenWriters();
 
   const DurabilityOptions options_;
