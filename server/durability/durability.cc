@@ -160,6 +160,12 @@ core::Status Durability::Recover(bool repair_tail, WorldRecoveryReport* report) 
   report->restore_ms = rr.restore_ms + relink_ms;
   report->replay_ms = replay_ms;
   report->replay_threads = options_.replay_threads;
+  if (parallel) {
+    const ParallelReplay::Stats ps = parallel->stats();
+    report->replay_parallel_ticks = ps.parallel_ticks;
+    report->replay_critical_path = ps.critical_path;
+    report->replay_dispatch_stalls = ps.dispatch_stalls;
+  }
   report->commands_replayed = commands;
   if (replay_ms > 0) {
     report->speed_x_realtime =

@@ -69,6 +69,12 @@ struct WorldRecoveryReport {
   // times faster than the live server (at its nominal tick rate) the log was replayed. 0 if
   // nothing was replayed.
   double speed_x_realtime = 0;
+  // Parallel replay only (ParallelReplay::Stats): ticks the pool replayed, the sum of their
+  // longest dependency chains (commands_replayed / replay_critical_path bounds the speed-up any
+  // thread count could give), and how often the log-order dispatch had to wait.
+  uint64_t replay_parallel_ticks = 0;
+  uint64_t replay_critical_path = 0;
+  uint64_t replay_dispatch_stalls = 0;
   double total_ms = 0;           // the whole Open
   uint64_t state_hash = 0;       // World::StateHash after recovery
   bool torn_tail_cut = false;    // where it was: in notes

@@ -32,7 +32,7 @@ ParallelReplay::~ParallelReplay() {
     core::MutexLock lock(&mu_);
     stop_ = true;
   }
-  work_cv_.SignalAll();
+  tick_cv_.SignalAll();
   for (std::thread& t : helpers_) t.join();
 }
 
@@ -78,16 +78,19 @@ core::Status ParallelReplay::ApplyCommands(const std::vector<TickCommand>& comma
   }
   done_.assign(static_cast<size_t>(n), 0);
   waiting_on_.assign(static_cast<size_t>(n), 0);
+  chain_.assign(static_cast<size_t>(n), 1);
+  tick_chain_ = 0;
   if (dependents_.size() < static_cast<size_t>(n)) dependents_.resize(static_cast<size_t>(n));
   for (int j = 0; j < n; ++j) dependents_[j].clear();
   ready_.clear();
   ++generation_;
-  work_cv_.SignalAll();
+  tick_cv_.SignalAll();
   RunTick();
   const core::Status result = failure_;
   commands_ = nullptr;
   ++stats_.parallel_ticks;
   stats_.commands += static_cast<uint64_t>(done_count_);
+  stats_.critical_path += static_cast<uint64_t>(tick_chain_);
   mu_.Unlock();
 
   tree.set_parent_locking(parent_locking);
@@ -98,7 +101,7 @@ void ParallelReplay::HelperMain() {
   mu_.Lock();
   uint64_t seen = generation_;
   for (;;) {
-    while (!stop_ && generation_ == seen) work_cv_.Wait(&mu_);
+    while (!stop_ && generation_ == seen) tick_cv_.Wait(&mu_);
     if (stop_) break;
     seen = generation_;
     RunTick();
@@ -111,11 +114,15 @@ bool ParallelReplay::TickFinished() const {
 }
 
 // Each thread alternates between running a ready command (outside the lock) and extending the
-// dispatch; it sleeps only when neither is possible until some command completes.
+// dispatch; it sleeps only when neither is possible. Wake-ups cost more than a short command, so a
+// thread wakes one sleeper only when it leaves ready work behind (the woken one does the same),
+// and all of them only when the tick ends. No wake-up is lost: every change happens under mu_
+// by a thread that then looks for work itself before it sleeps.
 void ParallelReplay::RunTick() {
   while (!TickFinished()) {
     if (!ready_.empty() && failure_.ok()) {
       const int j = TakeReady();
+      if (!ready_.empty() && sleepers_ > 0) work_cv_.Signal();
       const TickCommand& c = (*commands_)[static_cast<size_t>(j)];
       ++running_;
       mu_.Unlock();
@@ -126,9 +133,10 @@ void ParallelReplay::RunTick() {
       continue;
     }
     if (failure_.ok() && DispatchReady()) continue;
+    ++sleepers_;
     work_cv_.Wait(&mu_);
+    --sleepers_;
   }
-  work_cv_.SignalAll();  // the owner (or a helper) may be waiting for the last completion
 }
 
 int ParallelReplay::TakeReady() {
@@ -145,16 +153,10 @@ void ParallelReplay::Complete(int j, const core::Status& s) {
   done_[j] = 1;
   ++done_count_;
   if (!s.ok() && failure_.ok()) failure_ = s;
-  bool woke = false;
   for (int d : dependents_[j]) {
-    if (--waiting_on_[d] == 0) {
-      ready_.push_back(d);
-      woke = true;
-    }
+    if (--waiting_on_[d] == 0) ready_.push_back(d);
   }
-  // A completion can also unblock the dispatch (a leaf under the next player's box, or its
-  // previous command) or end the tick.
-  if (woke || next_dispatch_ < count_ || TickFinished()) work_cv_.SignalAll();
+  if (TickFinished()) work_cv_.SignalAll();  // the owner and the helpers leave RunTick
 }
 
 bool ParallelReplay::DispatchReady() {
@@ -194,6 +196,7 @@ bool ParallelReplay::TryDispatchOne(int j) {
   for (int leaf : merged_) {
     const int holder = leaf_holder_[leaf];
     leaf_holder_[leaf] = j;
+    if (holder >= 0) chain_[j] = std::max(chain_[j], chain_[holder] + 1);
     if (holder < 0 || done_[holder]) continue;
     std::vector<int>& deps = dependents_[holder];
     if (!deps.empty() && deps.back() == j) continue;  // already waits for this holder
@@ -201,6 +204,7 @@ bool ParallelReplay::TryDispatchOne(int j) {
     ++waiting;
   }
   waiting_on_[j] = waiting;
+  tick_chain_ = std::max(tick_chain_, chain_[j]);
   if (waiting == 0) ready_.push_back(j);
   return true;
 }

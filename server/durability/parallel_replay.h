@@ -47,6 +47,9 @@ class ParallelReplay {
     uint64_t serial_ticks = 0;     // ticks under min_parallel_commands, replayed by the owner
     uint64_t commands = 0;         // commands replayed, both ways
     uint64_t dispatch_stalls = 0;  // times the next command in log order could not get its leaves yet
+    // Sum over the pool's ticks of the longest chain of commands each waiting for the one before
+    // (through shared leaves): commands / critical_path bounds what any number of threads gains.
+    uint64_t critical_path = 0;
   };
 
   struct Options {
@@ -91,7 +94,9 @@ class ParallelReplay {
   std::vector<std::thread> helpers_;
 
   mutable core::Mutex mu_;
-  core::CondVar work_cv_;  // a command became ready or dispatchable, the tick ended, or stop
+  core::CondVar tick_cv_;  // helpers between ticks: a tick began, or stop
+  core::CondVar work_cv_;  // threads inside RunTick: work was left behind, or the tick ended
+  int sleepers_ GUARDED_BY(mu_) = 0;        // threads waiting on work_cv_ inside RunTick
   bool stop_ GUARDED_BY(mu_) = false;
   uint64_t generation_ GUARDED_BY(mu_) = 0;  // one per parallel tick
   // The current tick (commands_ is the caller's vector, valid during ApplyCommands).
@@ -105,6 +110,8 @@ class ParallelReplay {
   std::vector<int> last_of_player_ GUARDED_BY(mu_);      // per player id: scratch for the above
   std::vector<uint8_t> done_ GUARDED_BY(mu_);
   std::vector<int> waiting_on_ GUARDED_BY(mu_);          // per command: dependencies not done
+  std::vector<int> chain_ GUARDED_BY(mu_);  // per command: longest dependency chain ending at it
+  int tick_chain_ GUARDED_BY(mu_) = 0;      // the tick's longest chain so far
   std::vector<std::vector<int>> dependents_ GUARDED_BY(mu_);
   std::vector<int> leaf_holder_ GUARDED_BY(mu_);         // per leaf: latest command dispatched on it
   std::deque<int> ready_ GUARDED_BY(mu_);

@@ -134,6 +134,13 @@ int Main(int argc, char** argv) {
                   " restore_ms %.1f replay_ms %.1f speed_x_realtime %.0f state_hash %016" PRIx64 "\n",
                   k + 1, threads, r.ticks_replayed, r.commands_replayed, r.restore_ms, r.replay_ms,
                   r.speed_x_realtime, r.state_hash);
+      if (r.replay_parallel_ticks > 0) {
+        std::printf("  parallel ticks %" PRIu64 ", critical path %" PRIu64
+                    " commands (available parallelism %.2f), dispatch stalls %" PRIu64 "\n",
+                    r.replay_parallel_ticks, r.replay_critical_path,
+                    static_cast<double>(r.commands_replayed) / static_cast<double>(r.replay_critical_path),
+                    r.replay_dispatch_stalls);
+      }
       std::fflush(stdout);
       if (!done.empty() && r.state_hash != done.front().report.state_hash) {
         std::fprintf(stderr, "error: %d threads recovered state %016" PRIx64 ", the first run %016" PRIx64 "\n",
