@@ -6,6 +6,7 @@
 #include <iterator>
 
 #include "server/core/check.h"
+#include "server/core/steady_clock.h"
 #include "server/durability/tick_apply.h"
 #include "server/game/region.h"
 #include "server/game/rng.h"
@@ -43,16 +44,45 @@ ParallelReplay::Stats ParallelReplay::stats() const {
 
 core::Status ParallelReplay::ApplyCommands(const std::vector<TickCommand>& commands) {
   const int n = static_cast<int>(commands.size());
-  if (n < options_.min_parallel_commands) {
-    for (const TickCommand& c : commands) {
-      const core::Status s = ApplyLoggedCommand(world_, c);
-      if (!s.ok()) return s;
-    }
+  const bool small = n < options_.min_parallel_commands;
+  if (!small && !options_.adaptive) return ApplyOnPool(commands);
+  const bool serial = small || ChooseSerial();
+  const uint64_t t0 = core::SteadyNs();
+  const core::Status s = serial ? ApplySerially(commands) : ApplyOnPool(commands);
+  if (!small) {
+    // An exponential average per command (ticks differ in size), 1/4 weight to the newest tick.
+    const double ns = static_cast<double>(core::SteadyNs() - t0) / n;
+    double& estimate = serial ? serial_ns_per_command_ : pool_ns_per_command_;
+    estimate = estimate < 0 ? ns : 0.75 * estimate + 0.25 * ns;
+  }
+  if (serial) {
     core::MutexLock lock(&mu_);
     ++stats_.serial_ticks;
+    if (!small) ++stats_.adaptive_serial_ticks;
     stats_.commands += static_cast<uint64_t>(n);
-    return core::Status::OK();
   }
+  return s;
+}
+
+// Probes the mode whose estimate is missing or due (one tick in kProbeInterval each), else picks
+// the cheaper estimate.
+bool ParallelReplay::ChooseSerial() {
+  const uint64_t tick = adaptive_ticks_++;
+  if (serial_ns_per_command_ < 0 || tick % kProbeInterval == 0) return true;
+  if (pool_ns_per_command_ < 0 || tick % kProbeInterval == 1) return false;
+  return serial_ns_per_command_ < pool_ns_per_command_;
+}
+
+core::Status ParallelReplay::ApplySerially(const std::vector<TickCommand>& commands) {
+  for (const TickCommand& c : commands) {
+    const core::Status s = ApplyLoggedCommand(world_, c);
+    if (!s.ok()) return s;
+  }
+  return core::Status::OK();
+}
+
+core::Status ParallelReplay::ApplyOnPool(const std::vector<TickCommand>& commands) {
+  const int n = static_cast<int>(commands.size());
   // No helper touches the World between ticks, so the owner may switch the tree's mode here.
   areanode::AreanodeTree& tree = world_->tree();
   const bool parent_locking = tree.parent_locking();

@@ -44,7 +44,8 @@ class ParallelReplay {
  public:
   struct Stats {
     uint64_t parallel_ticks = 0;   // ticks replayed by the pool
-    uint64_t serial_ticks = 0;     // ticks under min_parallel_commands, replayed by the owner
+    uint64_t serial_ticks = 0;     // ticks replayed by the owner alone (small, or adaptive choice)
+    uint64_t adaptive_serial_ticks = 0;  // of those, the ones the adaptive choice sent there
     uint64_t commands = 0;         // commands replayed, both ways
     uint64_t dispatch_stalls = 0;  // times the next command in log order could not get its leaves yet
     // Sum over the pool's ticks of the longest chain of commands each waiting for the one before
@@ -58,7 +59,13 @@ class ParallelReplay {
     // 0: threads take ready commands oldest first. Otherwise they take a random one (seeded):
     // for tests, which must get the serial state from any order the dependencies allow.
     uint64_t shuffle_seed = 0;
+    // Replay each tick the faster way, measured as it goes: the owner times both modes per
+    // command (one tick in kProbeInterval of each is a probe) and takes the cheaper. On a machine
+    // whose cores are busy elsewhere, handing fine-grained work to threads that are not running
+    // costs more than it saves; the state is the same either way. false: the pool always.
+    bool adaptive = true;
   };
+  static constexpr uint64_t kProbeInterval = 64;
 
   // `world` must outlive the pool. Aborts on options out of range (Durability::Open validates
   // its replay_threads first).
@@ -68,7 +75,8 @@ class ParallelReplay {
   ParallelReplay& operator=(const ParallelReplay&) = delete;
 
   // Replays `commands` (one tick's, in log order; the tick's world part already applied) and
-  // returns when all have run. A refused command is Corruption (ApplyLoggedCommand's message);
+  // returns when all have run: on the owner thread alone if they are fewer than
+  // min_parallel_commands or the adaptive choice says so, else on the pool. A refused command is Corruption (ApplyLoggedCommand's message);
   // then no further command is started and the World's state is unspecified.
   core::Status ApplyCommands(const std::vector<TickCommand>& commands);
 
@@ -76,6 +84,9 @@ class ParallelReplay {
   Stats stats() const;
 
  private:
+  bool ChooseSerial();
+  core::Status ApplySerially(const std::vector<TickCommand>& commands);
+  core::Status ApplyOnPool(const std::vector<TickCommand>& commands);
   void HelperMain();
   // Runs and dispatches the current tick's commands until the tick is finished.
   void RunTick() REQUIRES(mu_);
@@ -92,6 +103,10 @@ class ParallelReplay {
   game::World* const world_;
   const Options options_;
   std::vector<std::thread> helpers_;
+  // The adaptive choice (owner thread only): replay ns per command of each mode, -1: not measured.
+  uint64_t adaptive_ticks_ = 0;
+  double serial_ns_per_command_ = -1;
+  double pool_ns_per_command_ = -1;
 
   mutable core::Mutex mu_;
   core::CondVar tick_cv_;  // helpers between ticks: a tick began, or stop

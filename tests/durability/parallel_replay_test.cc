@@ -104,7 +104,10 @@ void ReplayAndCompare(const std::string& map, const Log& log, int threads, uint6
   ArmPlayers(w);
   w->set_region_check(true);  // the game's own check that each command stays in its region
   std::unique_ptr<ParallelReplay> pool;
-  if (threads > 1) pool = std::make_unique<ParallelReplay>(w, ParallelReplay::Options{threads, 1, shuffle_seed});
+  if (threads > 1) {
+    pool = std::make_unique<ParallelReplay>(
+        w, ParallelReplay::Options{threads, 1, shuffle_seed, /*adaptive=*/false});
+  }
   for (size_t i = 0; i < log.ticks.size(); ++i) {
     INFO("threads " << threads << ", shuffle " << shuffle_seed << ", tick " << i << ", "
                     << log.ticks[i].commands.size() << " commands");
@@ -165,6 +168,27 @@ TEST_CASE("tsan: parallel replay gives the serial (and live) state after every t
   CheckParallelEqualsSerial("maps/dm_arena.map");
 }
 
+// The adaptive choice (what recovery uses) probes both modes, so it mixes them whatever the
+// timing; the states must still be the live ones.
+TEST_CASE("tsan: adaptive replay mixes serial and pool ticks and still gives the live state") {
+  const std::string map = "maps/dm_small.map";
+  game::testing::TestWorld live = NewWorld(map);
+  ArmPlayers(live.world.get());
+  const Log log = PlayLive(live.world.get());
+  game::testing::TestWorld t = NewWorld(map);
+  ArmPlayers(t.world.get());
+  ParallelReplay pool(t.world.get(), ParallelReplay::Options{2, 1, 0, /*adaptive=*/true});
+  for (size_t i = 0; i < log.ticks.size(); ++i) {
+    INFO("tick " << i);
+    REQUIRE(ApplyTick(t.world.get(), log.ticks[i], &pool).ok());
+    REQUIRE(t.world->StateHash() == log.hashes[i]);
+  }
+  const ParallelReplay::Stats st = pool.stats();
+  CHECK(st.parallel_ticks >= 1);          // the pool's probe at least
+  CHECK(st.adaptive_serial_ticks >= 1);   // the serial probe at least
+  CHECK(st.parallel_ticks + st.serial_ticks == log.ticks.size());
+}
+
 TEST_CASE("tsan: parallel replay reports a refused command as corruption, as serial replay does") {
   const std::string map = "maps/dm_small.map";
   game::testing::TestWorld live = NewWorld(map);
@@ -186,7 +210,8 @@ TEST_CASE("tsan: parallel replay reports a refused command as corruption, as ser
       ArmPlayers(t.world.get());
       std::unique_ptr<ParallelReplay> pool;
       if (threads > 1) {
-        pool = std::make_unique<ParallelReplay>(t.world.get(), ParallelReplay::Options{threads, 1, 0});
+        pool = std::make_unique<ParallelReplay>(
+            t.world.get(), ParallelReplay::Options{threads, 1, 0, /*adaptive=*/false});
       }
       for (int i = 0; i < 3; ++i) REQUIRE(ApplyTick(t.world.get(), log.ticks[i], pool.get()).ok());
       const core::Status s = ApplyTick(t.world.get(), damaged, pool.get());

@@ -1,7 +1,8 @@
 // aftershock-bench-recovery: recovers a server's data directory again and again, read-only
 // (Durability::RecoverReadOnly: the same code as the server's start-up, nothing written), at each
 // --replay-threads count in turn (runs alternate between the counts), and prints each run's
-// replay time, the medians, the speed-up over the first count and the speed against real time.
+// replay time and CPU time, the medians, the speed-up over the first count and the speed against
+// real time.
 // Every run must end in the same state hash; otherwise it exits 1.
 //   aftershock-bench-recovery --data-dir D --map maps/dm_arena.map --replay-threads 1,2 --runs 3
 #include <algorithm>
@@ -11,6 +12,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <sys/resource.h>
 
 #include <cxxopts.hpp>
 
@@ -25,7 +28,14 @@ namespace {
 struct Run {
   int threads = 0;
   durability::WorldRecoveryReport report;
+  double cpu_ms = 0;  // user + system CPU time of the whole process during the recovery
 };
+
+double ProcessCpuMs() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e3 + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e3;
+}
 
 bool ParseThreadList(const std::string& text, std::vector<int>* out) {
   std::stringstream ss(text);
@@ -124,16 +134,19 @@ int Main(int argc, char** argv) {
       o.replay_threads = threads;
       Run run;
       run.threads = threads;
+      const double cpu0 = ProcessCpuMs();
       if (s.ok()) s = durability::Durability::RecoverReadOnly(o, world.get(), &run.report);
+      run.cpu_ms = ProcessCpuMs() - cpu0;
       if (!s.ok()) {
         std::fprintf(stderr, "error: recovery with %d threads: %s\n", threads, s.ToString().c_str());
         return 1;
       }
       const durability::WorldRecoveryReport& r = run.report;
       std::printf("run %d threads %d: ticks %" PRIu64 " commands %" PRIu64
-                  " restore_ms %.1f replay_ms %.1f speed_x_realtime %.0f state_hash %016" PRIx64 "\n",
+                  " restore_ms %.1f replay_ms %.1f speed_x_realtime %.0f state_hash %016" PRIx64
+                  " cpu_ms %.0f\n",
                   k + 1, threads, r.ticks_replayed, r.commands_replayed, r.restore_ms, r.replay_ms,
-                  r.speed_x_realtime, r.state_hash);
+                  r.speed_x_realtime, r.state_hash, run.cpu_ms);
       if (r.replay_parallel_ticks > 0) {
         std::printf("  parallel ticks %" PRIu64 ", critical path %" PRIu64
                     " commands (available parallelism %.2f), dispatch stalls %" PRIu64 "\n",
@@ -155,19 +168,22 @@ int Main(int argc, char** argv) {
               " commands, %d runs each, medians; every run recovered state %016" PRIx64 "\n",
               dir.c_str(), first.ticks_replayed, first.ticks_replayed * id.tick_ms / 1000.0,
               id.tick_ms, first.commands_replayed, runs, first.state_hash);
-  std::printf("%-8s %12s %12s %10s %16s\n", "threads", "replay_ms", "total_ms", "speedup", "speed_x_realtime");
+  std::printf("%-8s %12s %12s %10s %16s %12s\n", "threads", "replay_ms", "total_ms", "speedup",
+              "speed_x_realtime", "cpu_ms");
   double base = 0;
   for (int threads : thread_counts) {
-    std::vector<double> replay, total, speed;
+    std::vector<double> replay, total, speed, cpu;
     for (const Run& run : done) {
       if (run.threads != threads) continue;
       replay.push_back(run.report.replay_ms);
       total.push_back(run.report.total_ms);
       speed.push_back(run.report.speed_x_realtime);
+      cpu.push_back(run.cpu_ms);
     }
     const double m = Median(replay);
     if (base == 0) base = m;
-    std::printf("%-8d %12.1f %12.1f %9.2fx %16.0f\n", threads, m, Median(total), base / m, Median(speed));
+    std::printf("%-8d %12.1f %12.1f %9.2fx %16.0f %12.0f\n", threads, m, Median(total), base / m,
+                Median(speed), Median(cpu));
   }
   return 0;
 }
