@@ -119,6 +119,7 @@ core::Status Durability::Recover(bool repair_tail, WorldRecoveryReport* report) 
   if (options_.replay_threads > 1) {
     ParallelReplay::Options po;
     po.threads = options_.replay_threads;
+    po.adaptive = options_.adaptive_replay;
     parallel = std::make_unique<ParallelReplay>(world_, po);
   }
   auto restore = [&]() -> core::Status {
@@ -163,6 +164,7 @@ core::Status Durability::Recover(bool repair_tail, WorldRecoveryReport* report) 
   if (parallel) {
     const ParallelReplay::Stats ps = parallel->stats();
     report->replay_parallel_ticks = ps.parallel_ticks;
+    report->replay_pool_commands = ps.pool_commands;
     report->replay_critical_path = ps.critical_path;
     report->replay_dispatch_stalls = ps.dispatch_stalls;
   }

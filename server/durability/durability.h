@@ -50,6 +50,10 @@ struct DurabilityOptions {
   // 1 replays serially; more replay each tick's commands of disjoint regions at once, with the
   // same resulting state. Open refuses other values (InvalidArgument).
   int replay_threads = 1;
+  // With replay_threads > 1: true (the server's choice) replays each tick the way measured to be
+  // faster as recovery goes (ParallelReplay::Options::adaptive); false puts every tick with
+  // enough commands on the pool (to measure the pool itself).
+  bool adaptive_replay = true;
 };
 
 // What start-up recovery did.
@@ -69,10 +73,12 @@ struct WorldRecoveryReport {
   // times faster than the live server (at its nominal tick rate) the log was replayed. 0 if
   // nothing was replayed.
   double speed_x_realtime = 0;
-  // Parallel replay only (ParallelReplay::Stats): ticks the pool replayed, the sum of their
-  // longest dependency chains (commands_replayed / replay_critical_path bounds the speed-up any
-  // thread count could give), and how often the log-order dispatch had to wait.
+  // Parallel replay only (ParallelReplay::Stats): ticks and commands the pool replayed, the sum of
+  // those ticks' longest dependency chains (replay_pool_commands / replay_critical_path bounds
+  // the speed-up any thread count could give on them), and how often the log-order dispatch had
+  // to wait.
   uint64_t replay_parallel_ticks = 0;
+  uint64_t replay_pool_commands = 0;
   uint64_t replay_critical_path = 0;
   uint64_t replay_dispatch_stalls = 0;
   double total_ms = 0;           // the whole Open

@@ -120,6 +120,7 @@ core::Status ParallelReplay::ApplyOnPool(const std::vector<TickCommand>& command
   commands_ = nullptr;
   ++stats_.parallel_ticks;
   stats_.commands += static_cast<uint64_t>(done_count_);
+  stats_.pool_commands += static_cast<uint64_t>(done_count_);
   stats_.critical_path += static_cast<uint64_t>(tick_chain_);
   mu_.Unlock();
 

@@ -47,9 +47,11 @@ class ParallelReplay {
     uint64_t serial_ticks = 0;     // ticks replayed by the owner alone (small, or adaptive choice)
     uint64_t adaptive_serial_ticks = 0;  // of those, the ones the adaptive choice sent there
     uint64_t commands = 0;         // commands replayed, both ways
+    uint64_t pool_commands = 0;    // of those, on the pool
     uint64_t dispatch_stalls = 0;  // times the next command in log order could not get its leaves yet
     // Sum over the pool's ticks of the longest chain of commands each waiting for the one before
-    // (through shared leaves): commands / critical_path bounds what any number of threads gains.
+    // (through shared leaves): pool_commands / critical_path bounds what any number of threads
+    // gains on those ticks.
     uint64_t critical_path = 0;
   };
 

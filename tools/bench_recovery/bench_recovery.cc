@@ -83,12 +83,15 @@ int Main(int argc, char** argv) {
     ("replay-threads", "Comma list of replay thread counts (1..64); the first is the baseline",
      cxxopts::value<std::string>()->default_value("1,2"))
     ("runs", "Runs per thread count (alternating)", cxxopts::value<int>()->default_value("3"))
+    ("adaptive", "on: each tick replays the way measured faster (the server's choice); off: every "
+                 "tick with enough commands on the pool", cxxopts::value<std::string>()->default_value("on"))
     ("areanode-depth", "Areanode tree depth of the replay's leaves (1..8)", cxxopts::value<int>()->default_value("4"))
     ("h,help", "Print this help");
   // clang-format on
   std::string dir, map_path;
   std::vector<int> thread_counts;
   int runs = 0, depth = 0;
+  bool adaptive = true;
   try {
     const cxxopts::ParseResult r = options.parse(argc, argv);
     if (r.count("help")) {
@@ -104,6 +107,9 @@ int Main(int argc, char** argv) {
     runs = r["runs"].as<int>();
     if (runs < 1 || runs > 100) throw cxxopts::exceptions::exception("--runs must be 1..100");
     depth = r["areanode-depth"].as<int>();
+    const std::string a = r["adaptive"].as<std::string>();
+    if (a != "on" && a != "off") throw cxxopts::exceptions::exception("--adaptive must be on or off");
+    adaptive = a == "on";
   } catch (const cxxopts::exceptions::exception& e) {
     std::fprintf(stderr, "error: %s\n\n%s\n", e.what(), options.help().c_str());
     return 2;
@@ -132,6 +138,7 @@ int Main(int argc, char** argv) {
       o.env = env;
       o.data_dir = dir;
       o.replay_threads = threads;
+      o.adaptive_replay = adaptive;
       Run run;
       run.threads = threads;
       const double cpu0 = ProcessCpuMs();
@@ -151,7 +158,7 @@ int Main(int argc, char** argv) {
         std::printf("  parallel ticks %" PRIu64 ", critical path %" PRIu64
                     " commands (available parallelism %.2f), dispatch stalls %" PRIu64 "\n",
                     r.replay_parallel_ticks, r.replay_critical_path,
-                    static_cast<double>(r.commands_replayed) / static_cast<double>(r.replay_critical_path),
+                    static_cast<double>(r.replay_pool_commands) / static_cast<double>(r.replay_critical_path),
                     r.replay_dispatch_stalls);
       }
       std::fflush(stdout);
