@@ -36,8 +36,9 @@
 namespace durability {
 
 inline constexpr int kMaxReplayThreads = 64;
-// Ticks with fewer commands replay serially on the owner thread: below this, handing commands to
-// other threads costs more than it saves (measured in docs/recovery.md, "Parallel replay").
+// Ticks with fewer commands replay serially on the owner thread: a hand-off costs more than such a
+// tick's work. Not tuned: on a server busy enough for replay time to matter nearly every tick has
+// more, and the adaptive choice (Options) decides for those.
 inline constexpr int kMinParallelCommands = 8;
 
 class ParallelReplay {
