@@ -9,6 +9,7 @@
 
 #include "recovery/recover.h"
 #include "server/core/steady_clock.h"
+#include "server/durability/parallel_replay.h"
 #include "server/durability/tick_apply.h"
 #include "server/durability/world_identity.h"
 
@@ -40,6 +41,49 @@ core::Status CheckRestoredGlobals(const game::Globals& restored, const game::Glo
   return core::Status::OK();
 }
 
+core::Status CheckRecoveryOptions(const DurabilityOptions& options) {
+  if (options.data_dir.empty()) return core::Status::InvalidArgument("durability: empty data dir");
+  if (options.replay_threads < 1 || options.replay_threads > kMaxReplayThreads) {
+    return core::Status::InvalidArgument("durability: replay threads must be in 1.." +
+                                         std::to_string(kMaxReplayThreads) + ", not " +
+                                         std::to_string(options.replay_threads));
+  }
+  return core::Status::OK();
+}
+
+// RecoverWorld for Durability::Open and RecoverReadOnly: the logged ticks replayed through
+// ApplyTick, on a ParallelReplay pool (alive for the whole replay) if options.replay_threads > 1,
+// and the pool's figures in the report.
+core::Status RecoverWithReplayThreads(const DurabilityOptions& options, bool repair_tail,
+                                      game::World* world, WorldRecoveryReport* report) {
+  std::unique_ptr<ParallelReplay> parallel;
+  if (options.replay_threads > 1) {
+    ParallelReplay::Options po;
+    po.threads = options.replay_threads;
+    po.adaptive = options.adaptive_replay;
+    parallel = std::make_unique<ParallelReplay>(world, po);
+  }
+  RecoverWorldOptions ro;
+  ro.env = options.env;
+  ro.data_dir = options.data_dir;
+  ro.repair_tail = repair_tail;
+  const core::Status s = RecoverWorld(
+      ro, world,
+      [world, &parallel](uint64_t, const TickRecord& record) {
+        return ApplyTick(world, record, parallel.get());
+      },
+      report);
+  report->replay_threads = options.replay_threads;
+  if (parallel) {
+    const ParallelReplay::Stats ps = parallel->stats();
+    report->replay_parallel_ticks = ps.parallel_ticks;
+    report->replay_pool_commands = ps.pool_commands;
+    report->replay_critical_path = ps.critical_path;
+    report->replay_dispatch_stalls = ps.dispatch_stalls;
+  }
+  return s;
+}
+
 }  // namespace
 
 Durability::Durability(const DurabilityOptions& options, game::World* world)
@@ -51,24 +95,34 @@ core::Status Durability::Open(const DurabilityOptions& options, game::World* wor
                               WorldRecoveryReport* report, std::unique_ptr<Durability>* out) {
   const Clock::time_point t0 = Clock::now();
   *report = WorldRecoveryReport{};
-  if (options.data_dir.empty()) return core::Status::InvalidArgument("durability: empty data dir");
+  core::Status s = CheckRecoveryOptions(options);
+  if (!s.ok()) return s;
   std::unique_ptr<Durability> d(new Durability(options, world));
-  core::Status s = CreateDirs(options.env, options.data_dir);
+  s = CreateDirs(options.env, options.data_dir);
   if (!s.ok()) return s;
   s = CheckOrCreateIdentity(options.env, options.data_dir, IdentityOf(world->globals()));
   if (!s.ok()) return s;
-  RecoverWorldOptions ro;
-  ro.env = options.env;
-  ro.data_dir = options.data_dir;
-  s = RecoverWorld(ro, world,
-                   [world](uint64_t, const TickRecord& record) { return ApplyTick(world, record); },
-                   report);
+  s = RecoverWithReplayThreads(options, /*repair_tail=*/true, world, report);
   if (!s.ok()) return s;
   d->recovered_tick_ = report->recovered_tick;
   s = d->OpenWriters();
   if (!s.ok()) return s;
   report->total_ms = core::MsSince(t0);
   *out = std::move(d);
+  return core::Status::OK();
+}
+
+core::Status Durability::RecoverReadOnly(const DurabilityOptions& options, game::World* world,
+                                         WorldRecoveryReport* report) {
+  const Clock::time_point t0 = Clock::now();
+  *report = WorldRecoveryReport{};
+  core::Status s = CheckRecoveryOptions(options);
+  if (!s.ok()) return s;
+  s = CheckIdentity(options.env, options.data_dir, IdentityOf(world->globals()));
+  if (!s.ok()) return s;
+  s = RecoverWithReplayThreads(options, /*repair_tail=*/false, world, report);
+  if (!s.ok()) return s;
+  report->total_ms = core::MsSince(t0);
   return core::Status::OK();
 }
 
@@ -86,6 +140,7 @@ core::Status RecoverWorld(const RecoverWorldOptions& options, game::World* world
   recovery::RecoveryReport rr;
   bool restored = false;  // the image (if any) was checked and relinked
   double relink_ms = 0, replay_ms = 0;
+  uint64_t commands = 0;
   TickRecord record;
   auto restore = [&]() -> core::Status {
     restored = true;
@@ -105,6 +160,7 @@ core::Status RecoverWorld(const RecoverWorldOptions& options, game::World* world
         st = DecodeTickRecord(payload, &record);
         if (st.ok()) st = apply(tick, record);
         replay_ms += core::MsSince(t);
+        commands += record.commands.size();
         if (!st.ok()) {
           return core::Status::Corruption("log tick " + std::to_string(tick) + ": " +
                                           st.message());
@@ -124,6 +180,11 @@ core::Status RecoverWorld(const RecoverWorldOptions& options, game::World* world
   report->world_tick = world->globals().tick;
   report->restore_ms = rr.restore_ms + relink_ms;
   report->replay_ms = replay_ms;
+  report->commands_replayed = commands;
+  if (replay_ms > 0) {
+    report->speed_x_realtime =
+        static_cast<double>(rr.records_replayed) * world->tick_ms() / replay_ms;
+  }
   report->state_hash = world->StateHash();
   report->torn_tail_cut = rr.truncated_tail;  // where: in report->notes
   return core::Status::OK();

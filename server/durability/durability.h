@@ -47,6 +47,14 @@ struct DurabilityOptions {
   // (decimal log tick, 16 hex digits of World::StateHash after the tick), flushed to the OS but
   // not synced, before the tick's record is logged. For crash tests; costs one hash per tick.
   std::string hash_log_path;
+  // Threads that replay the log's commands at start-up, 1..kMaxReplayThreads (parallel_replay.h):
+  // 1 replays serially; more replay each tick's commands of disjoint regions at once, with the
+  // same resulting state. Open refuses other values (InvalidArgument).
+  int replay_threads = 1;
+  // With replay_threads > 1: true (the server's choice) replays each tick the way measured to be
+  // faster as recovery goes (ParallelReplay::Options::adaptive); false puts every tick with
+  // enough commands on the pool (to measure the pool itself).
+  bool adaptive_replay = true;
 };
 
 // What start-up recovery did.
@@ -60,6 +68,20 @@ struct WorldRecoveryReport {
   int32_t world_tick = 0;        // Globals::tick of the recovered world
   double restore_ms = 0;         // backup read, verify, copy, relink
   double replay_ms = 0;          // decode + ApplyTick of every replayed tick
+  int replay_threads = 1;        // DurabilityOptions::replay_threads
+  uint64_t commands_replayed = 0;
+  // Game time of the replayed ticks (ticks_replayed * the world's tick_ms) / replay_ms: how many
+  // times faster than the live server (at its nominal tick rate) the log was replayed. 0 if
+  // nothing was replayed.
+  double speed_x_realtime = 0;
+  // Parallel replay only (ParallelReplay::Stats): ticks and commands the pool replayed, the sum of
+  // those ticks' longest dependency chains (replay_pool_commands / replay_critical_path bounds
+  // the speed-up any thread count could give on them), and how often the log-order dispatch had
+  // to wait.
+  uint64_t replay_parallel_ticks = 0;
+  uint64_t replay_pool_commands = 0;
+  uint64_t replay_critical_path = 0;
+  uint64_t replay_dispatch_stalls = 0;
   double total_ms = 0;           // the whole Open
   uint64_t state_hash = 0;       // World::StateHash after recovery
   bool torn_tail_cut = false;    // where it was: in notes
@@ -102,6 +124,12 @@ class Durability {
   // world's write hook. On error the World may be partly restored and must not be served.
   static core::Status Open(const DurabilityOptions& options, game::World* world,
                            WorldRecoveryReport* report, std::unique_ptr<Durability>* out);
+  // Recovers `world` from options.data_dir as Open does, but writes nothing: the directory must
+  // already hold world.id (InvalidArgument otherwise), a torn log tail is reported in the notes
+  // but not cut, and no log or checkpointer is opened. For recovering one directory again and
+  // again: the recovery benchmark, and tests that compare replay thread counts.
+  static core::Status RecoverReadOnly(const DurabilityOptions& options, game::World* world,
+                                      WorldRecoveryReport* report);
   ~Durability();  // Close(), ignoring its status
   Durability(const Durability&) = delete;
   Durability& operator=(const Durability&) = delete;

@@ -13,6 +13,7 @@
 #include "recovery/fault_env.h"
 #include "recovery/log_writer.h"
 #include "server/durability/durability.h"
+#include "server/durability/parallel_replay.h"
 #include "server/durability/tick_apply.h"
 #include "server/durability/tick_recorder.h"
 #include "server/durability/world_identity.h"
@@ -244,6 +245,70 @@ TEST_CASE("the hash log holds the live hash of every logged tick") {
   }
   CHECK(lines == 5);
   std::filesystem::remove(path);
+}
+
+// Every file of dir with its bytes (to show that a read-only recovery wrote nothing).
+std::map<std::string, std::string> DirContents(recovery::Env* env, const std::string& dir) {
+  std::vector<std::string> names;
+  REQUIRE(env->ListDir(dir, &names).ok());
+  std::map<std::string, std::string> out;
+  for (const std::string& n : names) {
+    REQUIRE(recovery::ReadWholeFile(env, recovery::JoinPath(dir, n), &out[n]).ok());
+  }
+  return out;
+}
+
+TEST_CASE("replay threads outside 1..64 are refused before anything is read or written") {
+  recovery::FaultEnv env;
+  for (const int threads : {0, -1, kMaxReplayThreads + 1}) {
+    INFO(threads);
+    auto w = Arena();
+    DurabilityOptions o = Options(&env, recovery::Algorithm::kCou);
+    o.replay_threads = threads;
+    WorldRecoveryReport rep;
+    std::unique_ptr<Durability> dur;
+    const core::Status s = Durability::Open(o, w.world.get(), &rep, &dur);
+    REQUIRE(s.code() == core::Status::Code::kInvalidArgument);
+    CHECK_THAT(s.message(), Catch::Contains("replay threads must be in 1..64"));
+    CHECK(Durability::RecoverReadOnly(o, w.world.get(), &rep).code() ==
+          core::Status::Code::kInvalidArgument);
+    CHECK_FALSE(env.FileExists(std::string(kDir) + "/world.id"));
+  }
+}
+
+TEST_CASE("a read-only recovery gives Open's state at any replay thread count and writes nothing") {
+  recovery::FaultEnv env;
+  auto live = Arena();
+  std::unique_ptr<Durability> dur;
+  WorldRecoveryReport rep;
+  REQUIRE(OpenIn(&env, recovery::Algorithm::kNone, &live, &rep, &dur).ok());
+  Driver driver(live.world.get(), dur.get());
+  for (int t = 0; t < 30; ++t) REQUIRE(driver.Tick().ok());
+  REQUIRE(dur->Close().ok());
+  const std::map<std::string, std::string> before = DirContents(&env, kDir);
+  for (const int threads : {1, 2, 3}) {
+    INFO(threads << " replay threads");
+    auto w = Arena();
+    DurabilityOptions o = Options(&env, recovery::Algorithm::kNone);
+    o.replay_threads = threads;
+    REQUIRE(Durability::RecoverReadOnly(o, w.world.get(), &rep).ok());
+    CHECK(rep.recovered_tick == 30);
+    CHECK(rep.ticks_replayed == 30);
+    CHECK(rep.replay_threads == threads);
+    CHECK(rep.commands_replayed > 30);
+    CHECK(rep.speed_x_realtime > 0);
+    CHECK(rep.state_hash == driver.hash_at(30));
+    CHECK(DirContents(&env, kDir) == before);
+  }
+  // A directory that a server did not write is refused, and stays as it was.
+  REQUIRE(env.CreateDir("/data/other").ok());
+  auto w = Arena();
+  DurabilityOptions o = Options(&env, recovery::Algorithm::kNone);
+  o.data_dir = "/data/other";
+  const core::Status s = Durability::RecoverReadOnly(o, w.world.get(), &rep);
+  CHECK(s.code() == core::Status::Code::kInvalidArgument);
+  CHECK_THAT(s.message(), Catch::Contains("has no world.id"));
+  CHECK(DirContents(&env, "/data/other").empty());
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "server/core/check.h"
+#include "server/durability/parallel_replay.h"
 
 namespace durability {
 
@@ -52,6 +53,14 @@ int32_t ApplyWorldPhase(game::World* world, bool run_world, TickRecord* record) 
   return tick;
 }
 
+core::Status ApplyLoggedCommand(game::World* world, const TickCommand& command) {
+  const core::Status s = world->ExecuteCommand(command.player, command.cmd);
+  if (s.ok()) return s;
+  return core::Status::Corruption("replay: logged command " + std::to_string(command.cmd.sequence) +
+                                  " of player " + std::to_string(command.player) +
+                                  " refused: " + s.ToString());
+}
+
 core::Status ApplyLoggedWorldPart(game::World* world, const TickRecord& record) {
   for (const TickLeave& leave : record.leaves) {
     core::Status s = ApplyLoggedLeave(world, leave);
@@ -75,16 +84,13 @@ core::Status ApplyLoggedWorldPart(game::World* world, const TickRecord& record) 
   return core::Status::OK();
 }
 
-core::Status ApplyTick(game::World* world, const TickRecord& record) {
+core::Status ApplyTick(game::World* world, const TickRecord& record, ParallelReplay* parallel) {
   core::Status s = ApplyLoggedWorldPart(world, record);
   if (!s.ok()) return s;
+  if (parallel != nullptr) return parallel->ApplyCommands(record.commands);
   for (const TickCommand& c : record.commands) {
-    const core::Status st = world->ExecuteCommand(c.player, c.cmd);
-    if (!st.ok()) {
-      return core::Status::Corruption("replay: logged command " + std::to_string(c.cmd.sequence) +
-                                      " of player " + std::to_string(c.player) +
-                                      " refused: " + st.ToString());
-    }
+    s = ApplyLoggedCommand(world, c);
+    if (!s.ok()) return s;
   }
   return core::Status::OK();
 }

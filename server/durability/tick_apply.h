@@ -4,7 +4,9 @@
 //      ApplyJoin*, then ApplyWorldPhase (always called,
 //      run or not: it closes the world part and stamps the world tick);
 //   2. commands: World::ExecuteCommand under the region locks (live, recorded by TickRecorder),
-//      or one by one in exec_seq order (replay).
+//      or in replay ApplyLoggedCommand: one by one in exec_seq order, or through a
+//      ParallelReplay that runs commands of disjoint regions at once and conflicting ones in
+//      exec_seq order (parallel_replay.h), with the same result.
 // Live, each step applies to the world and appends to the frame's TickRecord; ApplyTick replays
 // a whole record with the same functions and checks every result against what was logged.
 //
@@ -39,13 +41,22 @@ int32_t ApplyWorldPhase(game::World* world, bool run_world, TickRecord* record);
 
 // Replays a logged tick's world part: its leaves, joins and world phase, checking every result
 // against the log (a refused leave or join, another player id, another world tick is Corruption
-// naming the step). The commands are the caller's: ApplyTick runs them in record order,
-// aftershock-replay under a locking scheme on several threads.
+// naming the step). The commands are the caller's: ApplyTick runs them in record order (or on a
+// ParallelReplay pool), aftershock-replay under a locking scheme on several threads.
 core::Status ApplyLoggedWorldPart(game::World* world, const TickRecord& record);
 
-// Replays a logged tick serially: ApplyLoggedWorldPart, then the commands in record order. Any
-// result that differs from the live one (a refused leave/join/command, another player id, another
-// world tick) is Corruption naming the step: the log does not belong to this state.
-core::Status ApplyTick(game::World* world, const TickRecord& record);
+// Replays one logged command through World::ExecuteCommand. A refusal (live, it succeeded) is
+// Corruption naming the command. Threading: as World::ExecuteCommand.
+core::Status ApplyLoggedCommand(game::World* world, const TickCommand& command);
+
+class ParallelReplay;
+
+// Replays a logged tick: ApplyLoggedWorldPart (serially), then the commands in record order
+// through ApplyLoggedCommand, serially, or through `parallel` if not null (same result, see
+// parallel_replay.h). Any result that differs from the live one (a refused leave/join/command,
+// another player id, another world tick) is Corruption naming the step: the log does not belong
+// to this state.
+core::Status ApplyTick(game::World* world, const TickRecord& record,
+                       ParallelReplay* parallel = nullptr);
 
 }  // namespace durability

@@ -15,6 +15,7 @@ core::Status Server::OpenDurability() {
   o.sync_mode = options_.sync_mode;
   o.checkpoint_interval_ms = options_.checkpoint_interval_ms;
   o.async_flush_ms = options_.async_flush_ms;
+  o.replay_threads = options_.replay_threads;
   if (options_.hash_log) o.hash_log_path = recovery::JoinPath(options_.data_dir, "hash.log");
   const durability::WorldRecoveryReport& r = recovery_report_;
   core::Status s = durability::Durability::Open(o, world_.get(), &recovery_report_, &durability_);
@@ -22,11 +23,11 @@ core::Status Server::OpenDurability() {
   if (!s.ok()) return s;
   if (r.found_state) {
     spdlog::info("recovered {} to log tick {} (world tick {}): checkpoint tick {} (backup {}), "
-                 "{} ticks replayed; restore {:.1f} ms, replay {:.1f} ms, total {:.1f} ms; "
-                 "state hash {:016x}",
+                 "{} ticks ({} commands) replayed on {} threads; restore {:.1f} ms, replay {:.1f} ms "
+                 "({:.0f}x real time), total {:.1f} ms; state hash {:016x}",
                  options_.data_dir, r.recovered_tick, r.world_tick, r.checkpoint_tick,
-                 r.backup_index, r.ticks_replayed, r.restore_ms, r.replay_ms, r.total_ms,
-                 r.state_hash);
+                 r.backup_index, r.ticks_replayed, r.commands_replayed, r.replay_threads,
+                 r.restore_ms, r.replay_ms, r.speed_x_realtime, r.total_ms, r.state_hash);
   } else {
     spdlog::info("data dir {}: no saved state, a new world ({} checkpoints, {} durability)",
                  options_.data_dir, recovery::AlgorithmName(options_.checkpoint),

@@ -69,6 +69,7 @@ struct ServerOptions {
   recovery::SyncMode sync_mode = recovery::SyncMode::kSync;
   int async_flush_ms = 200;
   bool hash_log = false;           // data_dir/hash.log: "log-tick state-hash" per frame
+  int replay_threads = 1;          // start-up log replay threads, 1..64 (command line: cores)
 
   // Operations (docs/stats.md, "Prometheus metrics").
   bool metrics = false;            // serve GET /metrics (main.cc) and publish its board

@@ -70,6 +70,9 @@ void DurabilityJson(const DurabilityReport& d, std::string* j) {
         ", \"recovered_tick\": " + Num(r.recovered_tick) +
         ", \"world_tick\": " + std::to_string(r.world_tick) +
         ", \"restore_ms\": " + Num(r.restore_ms) + ", \"replay_ms\": " + Num(r.replay_ms) +
+        ", \"replay_threads\": " + std::to_string(r.replay_threads) +
+        ", \"commands_replayed\": " + Num(r.commands_replayed) +
+        ", \"speed_x_realtime\": " + Num(r.speed_x_realtime) +
         ", \"total_ms\": " + Num(r.total_ms) + ", \"state_hash\": \"" + Hex64(r.state_hash) +
         "\", \"torn_tail_cut\": " + (r.torn_tail_cut ? "true" : "false") + "},\n";
   const recovery::CheckpointStats& c = d.stats.checkpoint;

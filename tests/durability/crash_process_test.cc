@@ -3,7 +3,8 @@
 // algorithm each time: the files are the same). Every restart must recover (the stats file's
 // `recovery` object) to a state whose hash equals the hash the killed server logged live for
 // the same tick (--hash-log), and the bots must see no durability violation: no command whose
-// result a bot was shown is missing after a restart. About 30 s.
+// result a bot was shown is missing after a restart. Restarts replay the log serially or on 2 or 4
+// threads (--replay-threads): the hash must match either way. About 30 s.
 #include <catch2/catch.hpp>
 
 #include <arpa/inet.h>
@@ -64,13 +65,13 @@ bool WaitServerUp(uint16_t port) {
 // Server n on lobby `port` (0: ports the system picks; a restart takes its predecessor's, where
 // the bots look for it). The lobby port it bound: read back from its stats file.
 std::unique_ptr<Subprocess> StartServer(const std::string& data, const std::string& algorithm,
-                                        int n, uint16_t* port) {
+                                        int replay_threads, int n, uint16_t* port) {
   std::remove(Temp("stats" + std::to_string(n)).c_str());
   const std::vector<std::string> argv = {
       kBin + "/aftershock-server", "--port", std::to_string(*port), "--bind", "127.0.0.1",
       "--threads", "2", "--max-players", "32", "--data-dir", data, "--checkpoint", algorithm,
-      "--durability", "sync", "--hash-log", "--stats-out", Temp("stats" + std::to_string(n)),
-      "--stats-interval", "1", "--log-level", "warn"};
+      "--durability", "sync", "--replay-threads", std::to_string(replay_threads), "--hash-log",
+      "--stats-out", Temp("stats" + std::to_string(n)), "--stats-interval", "1", "--log-level", "warn"};
   auto server = std::make_unique<Subprocess>(argv, Temp("server.out"),
                                              Temp("server" + std::to_string(n) + ".err"));
   svtest::ServerPorts ports;
@@ -97,8 +98,9 @@ TEST_CASE("kill -9 at random moments: every restart recovers the live state, "
   std::filesystem::remove_all(data);
   const std::string hash_log = data + "/hash.log";
   const std::vector<std::string> algorithms = {"cou", "pingpong", "naive", "none", "cou"};
+  const std::vector<int> replay_threads = {2, 1, 2, 4, 2};
   uint16_t port = 0;
-  auto server = StartServer(data, algorithms[0], 0, &port);
+  auto server = StartServer(data, algorithms[0], replay_threads[0], 0, &port);
   REQUIRE(port != 0);
   REQUIRE(WaitServerUp(port));
   const std::string bots_json = Temp("bots.json");
@@ -113,10 +115,11 @@ TEST_CASE("kill -9 at random moments: every restart recovers the live state, "
     server->Kill(SIGKILL);  // and reaped: the hash log holds all it wrote, nothing newer
     const size_t size_at_kill =
         std::filesystem::exists(hash_log) ? std::filesystem::file_size(hash_log) : 0;
-    server = StartServer(data, algorithms[k], k, &port);
+    server = StartServer(data, algorithms[k], replay_threads[k], k, &port);
     REQUIRE(port != 0);
     REQUIRE(WaitServerUp(port));
-    INFO("kill " << k << ", restarted with --checkpoint " << algorithms[k] << "; "
+    INFO("kill " << k << ", restarted with --checkpoint " << algorithms[k] << " --replay-threads "
+                 << replay_threads[k] << "; "
                  << ReadFile(Temp("server" + std::to_string(k) + ".err")));
     const svtest::Json stats = svtest::ParseJson(ReadFile(Temp("stats" + std::to_string(k))));
     REQUIRE(stats.Has("recovery"));
@@ -128,6 +131,12 @@ TEST_CASE("kill -9 at random moments: every restart recovers the live state, "
     CHECK(tick > last_recovered);
     CHECK(r["checkpoint_tick"].number + r["ticks_replayed"].number == Approx(tick));
     CHECK(r["state_hash"].string == LiveHash(ReadFile(hash_log), size_at_kill, tick));
+    CHECK(r["replay_threads"].number == replay_threads[k]);
+    // Bots send commands every frame; a replay of a second or more of play has them, and a speed.
+    if (r["ticks_replayed"].number >= 30) {
+      CHECK(r["commands_replayed"].number > 0);
+      CHECK(r["speed_x_realtime"].number > 0);
+    }
     last_recovered = tick;
   }
   const int rc = bots.Wait(60);

@@ -93,6 +93,19 @@ TEST_CASE("bad flags exit 2 with the help text") {
   CHECK(Spawn({"--help"})->Wait(10) == 0);
 }
 
+TEST_CASE("bad --replay-threads values exit 2 with an error naming the flag and its range") {
+  const std::string err = "/tmp/aftershock_binary_test_" + std::to_string(getpid()) + ".err";
+  for (const std::string bad : {"0", "65", "-2", "many"}) {
+    INFO("--replay-threads " << bad);
+    Subprocess server({AS_SERVER_BIN, "--replay-threads", bad, "--data-dir", ""}, "/dev/null", err);
+    CHECK(server.Wait(10) == 2);
+    const std::string text = ReadFile(err);
+    CHECK_THAT(text, Catch::Contains("replay-threads"));
+    if (bad != "many") CHECK_THAT(text, Catch::Contains("--replay-threads must be 1..64"));
+  }
+  std::remove(err.c_str());
+}
+
 TEST_CASE("a --duration run with clients exits 0 and writes valid stats") {
   const std::string stats = "/tmp/aftershock_binary_test_" + std::to_string(getpid()) + ".json";
   std::remove(stats.c_str());

@@ -12,6 +12,10 @@
                          pause and checkpoint time against updates per tick, one line per
                          (build, algorithm) (ckpt.csv: aftershock-ckpt-bench --csv > ckpt.csv);
                          also prints the numbers as a Markdown table
+  plot.py recovery recovery.csv --out out/figs
+      recovery_time.png  recovery time (restore + replay) against checkpoint interval and against
+                         players, one colour per checkpoint algorithm, solid serial replay, dashed
+                         parallel (recovery.csv: tools/experiments/recovery_curve.py)
 
   plot.py replay out/replay/replay.csv --out out/figs   (tools/experiments/replay_sweep.py's table)
       replay_scaling.png        one trace replayed at 1, 2, 4, 8 threads: speed (x real time) and
@@ -365,10 +369,59 @@ def cmd_replay(args):
     print(f"wrote {args.out}/replay_scaling.png and replay_scheme_{{lock,wait,shared}}.png")
 
 
+def _most_common(values):
+    return collections.Counter(values).most_common(1)[0][0]
+
+
+def cmd_recovery(args):
+    """The recovery-time panel of the checkpoint paper's Figure 2 for our server: recovery time
+    against checkpoint interval (at the most common player count) and against players (at the most
+    common interval), one colour per algorithm, one line style per replay thread count."""
+    rows = [r for r in _load(args.table) if r.get("replay_threads")]
+    if not rows:
+        sys.exit(f"plot.py: {args.table} has no recovery rows")
+    os.makedirs(args.out, exist_ok=True)
+    at_players = _most_common(int(r["players"]) for r in rows)
+    at_interval = _most_common(int(r["interval_ms"]) for r in rows)
+    algs = sorted({r["algorithm"] for r in rows})
+    threads = sorted({int(r["replay_threads"]) for r in rows})
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.5))
+    for ax, (xkey, fixed_key, fixed, xlabel) in zip(axes, (
+            ("interval_ms", "players", at_players, "checkpoint interval (ms)"),
+            ("players", "interval_ms", at_interval, "players"))):
+        for alg in algs:
+            for t in threads:
+                pts = sorted((int(r[xkey]), float(r["recovery_ms"]), int(r["ticks_replayed"])) for r in rows
+                             if r["algorithm"] == alg and int(r["replay_threads"]) == t
+                             and int(r[fixed_key]) == fixed)
+                if not pts:
+                    continue
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", color=f"C{algs.index(alg)}",
+                        linestyle=["-", "--", ":", "-."][threads.index(t) % 4],
+                        label=f"{alg}, {'serial' if t == 1 else f'{t} replay threads'}")
+                if t == threads[0]:  # how many ticks the crash left to replay (the same for every t)
+                    for x, y, ticks in pts:
+                        ax.annotate(f"{ticks}t", (x, y), textcoords="offset points", xytext=(4, 4),
+                                    fontsize=6, color=f"C{algs.index(alg)}")
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel("recovery time: restore + replay (ms)")
+        ax.set_title(f"at {fixed} {'players' if fixed_key == 'players' else 'ms checkpoint interval'}")
+        ax.grid(alpha=0.3)
+    axes[0].legend(fontsize=7)
+    fig.suptitle("Recovery time per checkpoint algorithm, serial vs parallel replay "
+                 f"({os.cpu_count()} cores; kill -9 at a random point of the checkpoint cycle; "
+                 "labels: ticks replayed)", fontsize=10)
+    fig.tight_layout()
+    path = os.path.join(args.out, "recovery_time.png")
+    fig.savefig(path, dpi=120)
+    print(f"wrote {path}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
-    for name, fn, nargs in (("sweep", cmd_sweep, None), ("ckpt", cmd_ckpt, "+"), ("replay", cmd_replay, None)):
+    for name, fn, nargs in (("sweep", cmd_sweep, None), ("ckpt", cmd_ckpt, "+"), ("replay", cmd_replay, None),
+                            ("recovery", cmd_recovery, None)):
         p = sub.add_parser(name)
         p.add_argument("table", nargs=nargs)
         p.add_argument("--out", default="out/figs")

@@ -1,0 +1,200 @@
+// aftershock-bench-recovery: recovers a server's data directory again and again, read-only
+// (Durability::RecoverReadOnly: the same code as the server's start-up, nothing written), at each
+// --replay-threads count in turn (runs alternate between the counts), and prints each run's
+// replay time and CPU time, the medians, the speed-up over the first count and the speed against
+// real time.
+// Every run must end in the same state hash; otherwise it exits 1.
+//   aftershock-bench-recovery --data-dir D --map maps/dm_arena.map --replay-threads 1,2 --runs 3
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <sys/resource.h>
+
+#include <cxxopts.hpp>
+
+#include "maps/map_loader.h"
+#include "server/collision/collision_world.h"
+#include "server/durability/durability.h"
+#include "server/durability/parallel_replay.h"
+#include "server/durability/world_identity.h"
+
+namespace {
+
+struct Run {
+  int threads = 0;
+  durability::WorldRecoveryReport report;
+  double cpu_ms = 0;  // user + system CPU time of the whole process during the recovery
+};
+
+double ProcessCpuMs() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e3 + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e3;
+}
+
+bool ParseThreadList(const std::string& text, std::vector<int>* out) {
+  std::stringstream ss(text);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    char* end = nullptr;
+    const long v = std::strtol(item.c_str(), &end, 10);
+    if (item.empty() || *end != '\0' || v < 1 || v > durability::kMaxReplayThreads) return false;
+    out->push_back(static_cast<int>(v));
+  }
+  return !out->empty();
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// A World for the directory: the map's, with the layout and seed world.id records (the record
+// store's size follows from the object count once the map's pickups are known).
+core::Status MakeWorld(const maps::Map& map, const collision::CollisionWorld& cw,
+                       const durability::WorldIdentity& id, int depth,
+                       std::unique_ptr<game::World>* out) {
+  game::WorldConfig config;
+  config.max_players = static_cast<int>(id.max_players);
+  config.tick_ms = static_cast<int>(id.tick_ms);
+  config.seed = id.seed;
+  config.areanode_depth = depth;
+  config.max_records = 1;
+  std::unique_ptr<game::World> probe;
+  core::Status s = game::World::Create(map, cw, config, &probe);
+  if (!s.ok()) return s;
+  config.max_records = static_cast<int>(id.object_count) - probe->first_record();
+  return game::World::Create(map, cw, config, out);  // Create checks the range
+}
+
+int Main(int argc, char** argv) {
+  cxxopts::Options options("aftershock-bench-recovery",
+                           "Times read-only recovery of a data directory at several replay thread counts");
+  // clang-format off
+  options.add_options()
+    ("data-dir", "A server's data directory (left unchanged)", cxxopts::value<std::string>())
+    ("map", "The map the directory was written for", cxxopts::value<std::string>()->default_value("maps/dm_arena.map"))
+    ("replay-threads", "Comma list of replay thread counts (1..64); the first is the baseline",
+     cxxopts::value<std::string>()->default_value("1,2"))
+    ("runs", "Runs per thread count (alternating)", cxxopts::value<int>()->default_value("3"))
+    ("adaptive", "on: each tick replays the way measured faster (the server's choice); off: every "
+                 "tick with enough commands on the pool", cxxopts::value<std::string>()->default_value("on"))
+    ("areanode-depth", "Areanode tree depth of the replay's leaves (1..8)", cxxopts::value<int>()->default_value("4"))
+    ("h,help", "Print this help");
+  // clang-format on
+  std::string dir, map_path;
+  std::vector<int> thread_counts;
+  int runs = 0, depth = 0;
+  bool adaptive = true;
+  try {
+    const cxxopts::ParseResult r = options.parse(argc, argv);
+    if (r.count("help")) {
+      std::printf("%s\n", options.help().c_str());
+      return 0;
+    }
+    if (!r.count("data-dir")) throw cxxopts::exceptions::exception("--data-dir is required");
+    dir = r["data-dir"].as<std::string>();
+    map_path = r["map"].as<std::string>();
+    if (!ParseThreadList(r["replay-threads"].as<std::string>(), &thread_counts)) {
+      throw cxxopts::exceptions::exception("--replay-threads must be a comma list of 1..64");
+    }
+    runs = r["runs"].as<int>();
+    if (runs < 1 || runs > 100) throw cxxopts::exceptions::exception("--runs must be 1..100");
+    depth = r["areanode-depth"].as<int>();
+    const std::string a = r["adaptive"].as<std::string>();
+    if (a != "on" && a != "off") throw cxxopts::exceptions::exception("--adaptive must be on or off");
+    adaptive = a == "on";
+  } catch (const cxxopts::exceptions::exception& e) {
+    std::fprintf(stderr, "error: %s\n\n%s\n", e.what(), options.help().c_str());
+    return 2;
+  }
+
+  recovery::Env* env = recovery::Env::Posix();
+  const std::string id_path = recovery::JoinPath(dir, durability::kIdentityFileName);
+  std::string text;
+  durability::WorldIdentity id;
+  core::Status s = recovery::ReadWholeFile(env, id_path, &text);
+  if (s.ok()) s = durability::ParseIdentity(text, id_path, &id);
+  maps::Map map;
+  if (s.ok()) s = maps::LoadMap(map_path, &map);
+  if (!s.ok()) {
+    std::fprintf(stderr, "error: %s\n", s.ToString().c_str());
+    return 1;
+  }
+  const auto cw = collision::CollisionWorld::Build(map);
+
+  std::vector<Run> done;
+  for (int k = 0; k < runs; ++k) {
+    for (int threads : thread_counts) {
+      std::unique_ptr<game::World> world;
+      s = MakeWorld(map, *cw, id, depth, &world);
+      durability::DurabilityOptions o;
+      o.env = env;
+      o.data_dir = dir;
+      o.replay_threads = threads;
+      o.adaptive_replay = adaptive;
+      Run run;
+      run.threads = threads;
+      const double cpu0 = ProcessCpuMs();
+      if (s.ok()) s = durability::Durability::RecoverReadOnly(o, world.get(), &run.report);
+      run.cpu_ms = ProcessCpuMs() - cpu0;
+      if (!s.ok()) {
+        std::fprintf(stderr, "error: recovery with %d threads: %s\n", threads, s.ToString().c_str());
+        return 1;
+      }
+      const durability::WorldRecoveryReport& r = run.report;
+      std::printf("run %d threads %d: ticks %" PRIu64 " commands %" PRIu64
+                  " restore_ms %.1f replay_ms %.1f speed_x_realtime %.0f state_hash %016" PRIx64
+                  " cpu_ms %.0f\n",
+                  k + 1, threads, r.ticks_replayed, r.commands_replayed, r.restore_ms, r.replay_ms,
+                  r.speed_x_realtime, r.state_hash, run.cpu_ms);
+      if (r.replay_parallel_ticks > 0) {
+        std::printf("  parallel ticks %" PRIu64 ", critical path %" PRIu64
+                    " commands (available parallelism %.2f), dispatch stalls %" PRIu64 "\n",
+                    r.replay_parallel_ticks, r.replay_critical_path,
+                    static_cast<double>(r.replay_pool_commands) / static_cast<double>(r.replay_critical_path),
+                    r.replay_dispatch_stalls);
+      }
+      std::fflush(stdout);
+      if (!done.empty() && r.state_hash != done.front().report.state_hash) {
+        std::fprintf(stderr, "error: %d threads recovered state %016" PRIx64 ", the first run %016" PRIx64 "\n",
+                     threads, r.state_hash, done.front().report.state_hash);
+        return 1;
+      }
+      done.push_back(std::move(run));
+    }
+  }
+  const durability::WorldRecoveryReport& first = done.front().report;
+  std::printf("\n%s: %" PRIu64 " ticks (%.1f s of game at %u ms), %" PRIu64
+              " commands, %d runs each, medians; every run recovered state %016" PRIx64 "\n",
+              dir.c_str(), first.ticks_replayed, first.ticks_replayed * id.tick_ms / 1000.0,
+              id.tick_ms, first.commands_replayed, runs, first.state_hash);
+  std::printf("%-8s %12s %12s %10s %16s %12s\n", "threads", "replay_ms", "total_ms", "speedup",
+              "speed_x_realtime", "cpu_ms");
+  double base = 0;
+  for (int threads : thread_counts) {
+    std::vector<double> replay, total, speed, cpu;
+    for (const Run& run : done) {
+      if (run.threads != threads) continue;
+      replay.push_back(run.report.replay_ms);
+      total.push_back(run.report.total_ms);
+      speed.push_back(run.report.speed_x_realtime);
+      cpu.push_back(run.cpu_ms);
+    }
+    const double m = Median(replay);
+    if (base == 0) base = m;
+    std::printf("%-8d %12.1f %12.1f %9.2fx %16.0f %12.0f\n", threads, m, Median(total), base / m,
+                Median(speed), Median(cpu));
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) { return Main(argc, argv); }
