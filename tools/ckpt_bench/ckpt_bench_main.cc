@@ -6,10 +6,10 @@
 // Per algorithm and cell we report the baseline tick (no checkpointer) and the overhead against
 // it as medians over --runs alternated runs with their range, the same for the tick thread's CPU
 // time (which preemption on a shared machine does not inflate), the boundary pause (the worst one
-// inside TickBoundary with the tick thread's CPU time in it, which tells work from descheduling;
-// and the call's median, 99th percentile and worst as the tick thread sees it, for the baseline
-// too, whose boundary returns at once), the time to write a checkpoint, and a check that
-// recovery (restore + replay) reproduces the state.
+// inside TickBoundary beside the most CPU time the tick thread spent in one boundary, which tells
+// work from descheduling; and the call's median, 99th percentile and worst as the tick thread
+// sees it, for the baseline too, whose boundary returns at once), the time to write a
+// checkpoint, and a check that recovery (restore + replay) reproduces the state.
 #include <time.h>
 #include <unistd.h>
 
@@ -126,7 +126,9 @@ void RunTickUpdates(const Config& cfg, const UpdateStream& stream, uint64_t tick
 }
 
 struct RunResult {
-  double max_boundary_cpu_ms = 0;  // the tick thread's CPU time inside the slowest TickBoundary
+  // The most CPU time the tick thread spent inside one TickBoundary call: a bound for the slowest
+  // call (wall time far above it is time the thread was not running).
+  double max_boundary_cpu_ms = 0;
   // The TickBoundary call as the tick thread sees it, every algorithm including none (whose
   // boundary returns at once: the floor of this measurement on this machine): median, 99th
   // percentile and worst over the run's ticks.
