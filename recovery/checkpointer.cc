@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <optional>
 
 #include "server/core/check.h"
 #include "server/core/steady_clock.h"
@@ -304,14 +305,16 @@ void Checkpointer::WriterMain() {
   (void)pthread_setschedparam(pthread_self(), SCHED_BATCH, &batch);
 #endif
   // Idle, the writer looks for a job every kJobPollPeriod (with interval_ms, not before the next
-  // start is due); Close wakes it through cv_.
-  Clock::time_point last_start{};
+  // start is due: never before the first); Close wakes it through cv_.
+  std::optional<Clock::time_point> last_start;
   for (;;) {
     {
       core::MutexLock lock(&mu_);
       while (!stop_ && !busy_.load(std::memory_order_acquire)) {
         Clock::time_point wake = Clock::now() + kJobPollPeriod;
-        if (options_.interval_ms > 0) wake = std::max(wake, last_start + std::chrono::milliseconds(options_.interval_ms));
+        if (options_.interval_ms > 0 && last_start) {
+          wake = std::max(wake, *last_start + std::chrono::milliseconds(options_.interval_ms));
+        }
         (void)cv_.WaitUntil(&mu_, wake);
       }
       if (!busy_.load(std::memory_order_acquire)) return;  // stopped; Close waited for the last job
