@@ -116,8 +116,10 @@ class Checkpointer {
     else CopyToPing(object, offset, bytes);
   }
 
-  // The state is consistent as of `tick`. May start a checkpoint of it. Returns the sticky error
-  // of the writer (the server may stop, or go on without checkpoints).
+  // The state is consistent as of `tick`. May start a checkpoint of it; the writer picks it up
+  // within about a millisecond. Until the writer fails it takes no lock, allocates nothing and
+  // makes no system call (naive also copies the whole state here, cou builds its write set).
+  // Returns the sticky error of the writer (the server may stop, or go on without checkpoints).
   core::Status TickBoundary(uint64_t tick);
 
   // Blocks until no checkpoint is in flight. Returns the sticky error.
