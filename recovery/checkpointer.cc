@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstring>
+#include <optional>
 
 #include "server/core/check.h"
 #include "server/core/steady_clock.h"
@@ -30,6 +31,11 @@ using Clock = std::chrono::steady_clock;
 namespace {
 
 constexpr uint64_t kStagingBytes = 1u << 20;
+// How often an idle writer looks for a job. TickBoundary hands a job over with one atomic store
+// and wakes no one: a wake-up is a system call, and on a busy machine the tick thread was
+// descheduled inside it for milliseconds (docs/recovery.md, "Boundary pauses"). A job therefore
+// waits up to this long before the writer starts it.
+constexpr auto kJobPollPeriod = std::chrono::milliseconds(1);
 // Clear objects between two runs of the write set that are written anyway when the gap is at most
 // this long: one write call costs more than copying and checksumming a few objects.
 constexpr uint64_t kMaxGapObjects = 8;
@@ -250,8 +256,8 @@ void Checkpointer::MergePongIntoImage(int pong) {
   }
 }
 
-Checkpointer::Job Checkpointer::MakeJob(uint64_t tick) {
-  Job job{tick, next_backup_, !full_done_[next_backup_], ++sequence_, -1, Clock::now()};
+Checkpointer::Job Checkpointer::MakeJob(uint64_t tick, Clock::time_point start) {
+  Job job{tick, next_backup_, !full_done_[next_backup_], ++sequence_, -1, start};
   if (algorithm_ == Algorithm::kNaive) {
     std::memcpy(snapshot_.data(), base_, snapshot_.size());
     job.full = true;  // Naive-Snapshot writes every object
@@ -270,8 +276,8 @@ Checkpointer::Job Checkpointer::MakeJob(uint64_t tick) {
 
 core::Status Checkpointer::TickBoundary(uint64_t tick) {
   if (algorithm_ == Algorithm::kNone) return core::Status::OK();
-  // No lock unless a checkpoint starts (the writer is idle then and does not hold mu_): a writer
-  // descheduled while holding mu_ must not stall the boundary. busy_ false (acquire) also
+  // No lock, no allocation, no system call (the writer finds the job by itself, see WriterMain): a
+  // writer descheduled while holding mu_ must not stall the boundary. busy_ false (acquire) also
   // publishes everything the writer did, e.g. the cleared pong flags.
   const Clock::time_point t0 = Clock::now();
   const bool start = !failed_.load(std::memory_order_acquire) && !busy_.load(std::memory_order_acquire) &&
@@ -279,13 +285,8 @@ core::Status Checkpointer::TickBoundary(uint64_t tick) {
                       t0 - last_start_ >= std::chrono::milliseconds(options_.interval_ms));
   if (start) {
     last_start_ = t0;
-    auto job = std::make_unique<Job>(MakeJob(tick));
-    {
-      core::MutexLock lock(&mu_);
-      job_ = std::move(job);
-      busy_.store(true, std::memory_order_relaxed);
-    }
-    cv_.SignalAll();
+    job_ = MakeJob(tick, t0);
+    busy_.store(true, std::memory_order_release);  // job_ and the swapped copies go to the writer
   }
   const double pause_ms = core::MsSince(t0);
   // Single writer (this thread): load + store, no read-modify-write needed.
@@ -303,15 +304,23 @@ void Checkpointer::WriterMain() {
   sched_param batch{};
   (void)pthread_setschedparam(pthread_self(), SCHED_BATCH, &batch);
 #endif
+  // Idle, the writer looks for a job every kJobPollPeriod (with interval_ms, not before the next
+  // start is due: never before the first); Close wakes it through cv_.
+  std::optional<Clock::time_point> last_start;
   for (;;) {
-    std::unique_ptr<Job> job;
     {
       core::MutexLock lock(&mu_);
-      while (!stop_ && job_ == nullptr) cv_.Wait(&mu_);
-      if (job_ == nullptr) return;
-      job = std::move(job_);
+      while (!stop_ && !busy_.load(std::memory_order_acquire)) {
+        Clock::time_point wake = Clock::now() + kJobPollPeriod;
+        if (options_.interval_ms > 0 && last_start) {
+          wake = std::max(wake, *last_start + std::chrono::milliseconds(options_.interval_ms));
+        }
+        (void)cv_.WaitUntil(&mu_, wake);
+      }
+      if (!busy_.load(std::memory_order_acquire)) return;  // stopped; Close waited for the last job
     }
-    core::Status s = RunJob(job.get());
+    core::Status s = RunJob(&job_);
+    last_start = job_.start;
     core::MutexLock lock(&mu_);
     if (!s.ok() && error_.ok()) {
       error_ = s;

@@ -116,8 +116,10 @@ class Checkpointer {
     else CopyToPing(object, offset, bytes);
   }
 
-  // The state is consistent as of `tick`. May start a checkpoint of it. Returns the sticky error
-  // of the writer (the server may stop, or go on without checkpoints).
+  // The state is consistent as of `tick`. May start a checkpoint of it; the writer picks it up
+  // within about a millisecond. Until the writer fails it takes no lock, allocates nothing and
+  // makes no system call (naive also copies the whole state here, cou builds its write set).
+  // Returns the sticky error of the writer (the server may stop, or go on without checkpoints).
   core::Status TickBoundary(uint64_t tick);
 
   // Blocks until no checkpoint is in flight. Returns the sticky error.
@@ -150,7 +152,7 @@ class Checkpointer {
   inline void CopyToPing(uint32_t object, uint32_t offset, uint32_t bytes);  // pingpong hook
   inline void WriteCellsToPing(uint32_t object, uint32_t offset, const void* src, uint32_t bytes);
   void MergePongIntoImage(int pong);                      // pingpong, writer thread
-  Job MakeJob(uint64_t tick);                             // at the boundary, writer idle
+  Job MakeJob(uint64_t tick, std::chrono::steady_clock::time_point start);  // at the boundary, writer idle
   void WriterMain() EXCLUDES(mu_);
   core::Status RunJob(Job* job) EXCLUDES(mu_);            // writer thread
   // Writer thread: write `set` from a complete image of the job's tick (naive, pingpong).
@@ -193,7 +195,7 @@ class Checkpointer {
   // checkpoint start the boundary swaps ping_ (the writer is idle then); the writer merges the
   // flagged cells of the other copy into image_ (the state at the last checkpoint tick) and
   // clears their flags before it reports idle. Plain bytes, no atomics: each flag byte and cell
-  // has one writer at a time, and the hand-over goes through mu_ (job_) and the frame barrier
+  // has one writer at a time, and the hand-over goes through busy_ (job_) and the frame barrier
   // that precedes TickBoundary.
   // Invariant: while a job runs, no hook touches copies_[pong] or cell_written_[pong].
   uint32_t flag_bytes_per_object_ = 0;
@@ -214,8 +216,12 @@ class Checkpointer {
 
   alignas(64) mutable core::Mutex mu_;  // its own line: both threads write it
   core::CondVar cv_;
-  std::unique_ptr<Job> job_ GUARDED_BY(mu_);  // set by TickBoundary, cleared by the writer
-  // A job is queued or running: changed under mu_ (for cv_), read by TickBoundary without it.
+  // The hand-over, one atomic store and no lock or wake-up on the boundary's side (WriterMain says
+  // why). busy_: a job is queued or running. TickBoundary writes job_ only while busy_ is false,
+  // then publishes it with busy_ = true (release); the writer reads job_ once it sees busy_ true
+  // (acquire) and clears busy_ under mu_ when done (release; cv_ wakes WaitIdle and Close).
+  // Invariant: while busy_ is true only the writer touches job_.
+  Job job_{};
   std::atomic<bool> busy_{false};
   std::atomic<bool> failed_{false};  // error_ is set (it never clears); TickBoundary reads it
   bool stop_ GUARDED_BY(mu_) = false;
