@@ -24,6 +24,13 @@
       replay_scheme_lock.png    lock share of thread time against threads, one line per scheme
       replay_scheme_wait.png    barrier wait share of thread time against threads, one line per scheme
       replay_scheme_shared.png  leaves shared by 2+ threads per frame against threads, one line per scheme
+  plot.py schemes out/experiment/results.csv --out out/figs   (live runs, --locking a,b,c,d)
+      schemes_tT_MODE_MAP_{p99,lock,wait}.png   response p99, lock share and barrier wait share
+                         against players, one line per locking scheme
+  plot.py fig7 depth4.csv depths.csv ... --out out/figs   (experiment tables, docs/architecture.md)
+      fig7_locking.png   the areanode paper's Figure 7: (a) leaf and parent lock time against
+                         players, (b) leaves locked per request against areanode depth 1-8,
+                         (c) leaves shared by 2+ threads per frame against players
 
 One figure set per (locking, frame mode, map) found in the sweep table. Runs under Debian's python3
 (python3-matplotlib), hence the /usr/bin/python3 shebang.
@@ -435,11 +442,118 @@ def cmd_recovery(args):
     print(f"wrote {path}")
 
 
+
+def cmd_fig7(args):
+    """The areanode paper's Figure 7 from live runs: (a) leaf and parent lock time against players,
+    (b) leaves locked per request against areanode depth, (c) leaves shared by two or more threads
+    per frame against players. Reads one or more experiment tables: the rows at the default depth
+    (4) give (a) and (c), one line per locking scheme; rows at other depths give (b)."""
+    rows = []
+    for path in args.table:
+        rows += _load(path)
+    if not rows:
+        sys.exit(f"plot.py: no successful rows in {' '.join(args.table)}")
+    os.makedirs(args.out, exist_ok=True)
+    depth_of = lambda r: int(_num(r, "server.areanode_depth") or 4)
+    fig, (a, b, c) = plt.subplots(1, 3, figsize=(15, 4.2))
+    by_scheme = collections.defaultdict(list)
+    for r in rows:
+        if depth_of(r) == 4 and r["locking"] in ("areanode", "areanode-opt"):
+            by_scheme[(r["locking"], int(r["threads"]))].append(r)
+    for (scheme, threads), rs in sorted(by_scheme.items()):
+        rs.sort(key=lambda r: int(r["players"]))
+        xs = [int(r["players"]) for r in rs]
+        label = f"{scheme}, {threads} threads"
+        a.plot(xs, [_num(r, "server.breakdown_pct.lock_leaf") or 0 for r in rs], "-", marker="o",
+               label=label + ": leaf")
+        a.plot(xs, [_num(r, "server.breakdown_pct.lock_parent") or 0 for r in rs], "--", marker="s",
+               label=label + ": parent")
+        c.plot(xs, [_num(r, "server.lock.shared_leaves_pct") or 0 for r in rs], "-", marker="o",
+               label=label)
+    a.set_xlabel("players")
+    a.set_ylabel("% of thread time")
+    a.set_title("(a) leaf and parent lock time", fontsize=10)
+    c.set_xlabel("players")
+    c.set_ylabel("% of leaves locked by 2+ threads in a frame")
+    c.set_ylim(0, 105)
+    c.set_title("(c) leaves shared per frame", fontsize=10)
+    by_players = collections.defaultdict(list)
+    for r in rows:
+        if r["locking"] in ("areanode", "areanode-opt"):
+            by_players[(r["locking"], int(r["players"]))].append(r)
+    for (scheme, players), rs in sorted(by_players.items()):
+        depths = sorted({depth_of(r) for r in rs})
+        if len(depths) < 2:
+            continue
+        rs.sort(key=depth_of)
+        b.plot([depth_of(r) for r in rs], [_num(r, "server.lock.leaves_per_request") or 0 for r in rs],
+               "-", marker="o", label=f"{scheme}, {players} players: leaves")
+        b.plot([depth_of(r) for r in rs], [(_num(r, "server.lock.leaves_per_request_pct") or 0) for r in rs],
+               ":", marker="s", label=f"{scheme}, {players} players: % of all leaves")
+    b.set_xlabel("areanode depth (2^depth leaves)")
+    b.set_ylabel("leaves locked per request (and % of all leaves)")
+    b.set_yscale("log")
+    b.set_title("(b) leaves locked per request", fontsize=10)
+    maps = sorted({r["map"] for r in rows})
+    for ax in (a, b, c):
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle(f"Figure 7 on {', '.join(maps)} (fixed frames, {os.cpu_count()}-core machine)", fontsize=11)
+    fig.tight_layout()
+    path = os.path.join(args.out, "fig7_locking.png")
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    print(f"wrote {path}")
+
+
+
+def cmd_schemes(args):
+    """Locking schemes side by side from live runs: one figure per metric (response p99, lock share
+    of thread time, barrier wait share), one line per scheme, against players; one set per
+    (threads, frame mode, map) in the table (experiment.py --locking a,b,c ...)."""
+    rows = _load(args.table)
+    if not rows:
+        sys.exit(f"plot.py: no successful rows in {args.table}")
+    os.makedirs(args.out, exist_ok=True)
+    for r in rows:
+        r["_lock"] = sum(_num(r, f"server.breakdown_pct.{k}") or 0 for k in ("lock_leaf", "lock_parent"))
+        r["_wait"] = sum(_num(r, f"server.breakdown_pct.{k}") or 0 for k in ("intra_wait", "inter_wait"))
+    groups = collections.defaultdict(lambda: collections.defaultdict(list))
+    for r in rows:
+        groups[(int(r["threads"]), r["frame_mode"], r["map"])][r["locking"]].append(r)
+    metrics = (("bots.response_ms.p99", "response p99 (ms)", "p99"),
+               ("_lock", "lock share of thread time (%)", "lock"),
+               ("_wait", "barrier wait share of thread time (%)", "wait"))
+    for (threads, frame, mp), by_scheme in sorted(groups.items()):
+        stem = os.path.join(args.out, f"schemes_t{threads}_{frame}_{os.path.splitext(mp)[0]}")
+        for key, ylabel, name in metrics:
+            fig, ax = plt.subplots(figsize=(6.5, 4.2))
+            for scheme in [s for s in SCHEME_STYLE if s in by_scheme]:
+                rs = sorted(by_scheme[scheme], key=lambda r: int(r["players"]))
+                pts = [(int(r["players"]), _num(r, key)) for r in rs if _num(r, key) is not None]
+                color, marker = SCHEME_STYLE[scheme]
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], "-", color=color, marker=marker,
+                        label=scheme)
+            if key == "bots.response_ms.p99":
+                ax.axhline(50, color="red", linewidth=0.8, alpha=0.6)
+            ax.set_xlabel("players (bots)")
+            ax.set_ylabel(ylabel)
+            ax.set_ylim(bottom=0)
+            ax.set_title(f"{ylabel.split(' (')[0]}: {threads} threads, {frame} frames, {mp}", fontsize=10)
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=8)
+            fig.tight_layout()
+            fig.savefig(f"{stem}_{name}.png", dpi=120)
+            plt.close(fig)
+        print(f"wrote {stem}_{{p99,lock,wait}}.png")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     for name, fn, nargs in (("sweep", cmd_sweep, None), ("ckpt", cmd_ckpt, "+"), ("replay", cmd_replay, None),
-                            ("recovery", cmd_recovery, None)):
+                            ("recovery", cmd_recovery, None), ("fig7", cmd_fig7, "+"),
+                            ("schemes", cmd_schemes, None)):
         p = sub.add_parser(name)
         p.add_argument("table", nargs=nargs)
         p.add_argument("--out", default="out/figs")
