@@ -25,8 +25,8 @@
       replay_scheme_wait.png    barrier wait share of thread time against threads, one line per scheme
       replay_scheme_shared.png  leaves shared by 2+ threads per frame against threads, one line per scheme
   plot.py schemes out/experiment/results.csv --out out/figs   (live runs, --locking a,b,c,d)
-      schemes_tT_MODE_MAP_{p99,lock,wait}.png   response p99, lock share and barrier wait share
-                         against players, one line per locking scheme
+      schemes_MODE_MAP_{p99,lock,wait}.png   response p99, lock share and barrier wait share
+                         against players, one line per (locking scheme, threads)
   plot.py fig7 depth4.csv depths.csv ... --out out/figs   (experiment tables, docs/architecture.md)
       fig7_locking.png   the areanode paper's Figure 7: (a) leaf and parent lock time against
                          players, (b) leaves locked per request against areanode depth 1-8,
@@ -509,8 +509,9 @@ def cmd_fig7(args):
 
 def cmd_schemes(args):
     """Locking schemes side by side from live runs: one figure per metric (response p99, lock share
-    of thread time, barrier wait share), one line per scheme, against players; one set per
-    (threads, frame mode, map) in the table (experiment.py --locking a,b,c ...)."""
+    of thread time, barrier wait share), one line per (scheme, threads), against players; one set
+    per (frame mode, map) in the table (experiment.py --locking a,b,c ...; `sequential` runs on
+    one thread, the reference the others are compared with)."""
     rows = _load(args.table)
     if not rows:
         sys.exit(f"plot.py: no successful rows in {args.table}")
@@ -520,26 +521,27 @@ def cmd_schemes(args):
         r["_wait"] = sum(_num(r, f"server.breakdown_pct.{k}") or 0 for k in ("intra_wait", "inter_wait"))
     groups = collections.defaultdict(lambda: collections.defaultdict(list))
     for r in rows:
-        groups[(int(r["threads"]), r["frame_mode"], r["map"])][r["locking"]].append(r)
+        groups[(r["frame_mode"], r["map"])][(r["locking"], int(r["threads"]))].append(r)
     metrics = (("bots.response_ms.p99", "response p99 (ms)", "p99"),
                ("_lock", "lock share of thread time (%)", "lock"),
                ("_wait", "barrier wait share of thread time (%)", "wait"))
-    for (threads, frame, mp), by_scheme in sorted(groups.items()):
-        stem = os.path.join(args.out, f"schemes_t{threads}_{frame}_{os.path.splitext(mp)[0]}")
+    for (frame, mp), by_scheme in sorted(groups.items()):
+        stem = os.path.join(args.out, f"schemes_{frame}_{os.path.splitext(mp)[0]}")
         for key, ylabel, name in metrics:
             fig, ax = plt.subplots(figsize=(6.5, 4.2))
-            for scheme in [s for s in SCHEME_STYLE if s in by_scheme]:
-                rs = sorted(by_scheme[scheme], key=lambda r: int(r["players"]))
+            for (scheme, threads) in sorted(by_scheme, key=lambda k: (list(SCHEME_STYLE).index(k[0])
+                                                                      if k[0] in SCHEME_STYLE else 99, k[1])):
+                rs = sorted(by_scheme[(scheme, threads)], key=lambda r: int(r["players"]))
                 pts = [(int(r["players"]), _num(r, key)) for r in rs if _num(r, key) is not None]
-                color, marker = SCHEME_STYLE[scheme]
+                color, marker = SCHEME_STYLE.get(scheme, ("gray", "x"))
                 ax.plot([p[0] for p in pts], [p[1] for p in pts], "-", color=color, marker=marker,
-                        label=scheme)
+                        label=f"{scheme}, {threads} thread{'s' if threads > 1 else ''}")
             if key == "bots.response_ms.p99":
                 ax.axhline(50, color="red", linewidth=0.8, alpha=0.6)
             ax.set_xlabel("players (bots)")
             ax.set_ylabel(ylabel)
             ax.set_ylim(bottom=0)
-            ax.set_title(f"{ylabel.split(' (')[0]}: {threads} threads, {frame} frames, {mp}", fontsize=10)
+            ax.set_title(f"{ylabel.split(' (')[0]}: {frame} frames, {mp}", fontsize=10)
             ax.grid(alpha=0.3)
             ax.legend(fontsize=8)
             fig.tight_layout()
