@@ -205,15 +205,16 @@ StatsReport TakeReport(const ServerStats& s, const ReportInfo& info) {
 
 namespace {
 
+// One `  "key": value` line of a top-level object, with its comma unless it is the last.
+void AppendField(std::string* j, std::string_view key, const std::string& value, bool last = false) {
+  *j += "  " + JsonString(key) + ": " + value + (last ? "\n" : ",\n");
+}
+
 // aftershock-replay's fields, the last of the object.
 void ReplayJson(const ReplayFigures& p, std::string* j) {
-  auto hex = [](uint64_t v) {
-    char buf[24];
-    std::snprintf(buf, sizeof buf, "\"%016llx\"", static_cast<unsigned long long>(v));
-    return std::string(buf);
-  };
+  auto hex = [](uint64_t v) { return "\"" + Hex64(v) + "\""; };
   auto field = [j](std::string_view key, const std::string& value, bool last = false) {
-    *j += "  " + JsonString(key) + ": " + value + (last ? "\n" : ",\n");
+    AppendField(j, key, value, last);
   };
   field("data_dir", JsonString(p.data_dir));
   field("from_tick", Num(p.from_tick));
@@ -237,7 +238,7 @@ void ReplayJson(const ReplayFigures& p, std::string* j) {
 std::string ToJson(const StatsReport& r) {
   std::string j = "{\n";
   auto field = [&j](std::string_view key, const std::string& value, bool last = false) {
-    j += "  " + JsonString(key) + ": " + value + (last ? "\n" : ",\n");
+    AppendField(&j, key, value, last);
   };
   field("threads", Num(static_cast<uint64_t>(r.info.threads)));
   field("locking", JsonString(r.info.locking));
