@@ -126,7 +126,10 @@ class Worker {
   JunkFilter junk_;  // on host_'s intercept hook: drops junk before ENet parses it
   FrameExecutor executor_;
   uint64_t next_conn_ = 1;
-  // Every session, by conn_id; each ENet peer's data points at its session (nullptr: none).
+  // Every session, by conn_id; each ENet peer's data points at its session (nullptr: none). ENet
+  // reuses a peer for the next client (NOTES.md), so every path that ends a session clears its
+  // peer's data first (RetireSession), and events are handled in the order ENet gave them: an
+  // event of a peer whose session ended sees nullptr, never a freed session.
   std::unordered_map<uint64_t, std::unique_ptr<Session>> sessions_;
   // Erased this frame (RetireSession); freed when its replies are sent or dropped.
   std::vector<std::unique_ptr<Session>> retired_;
