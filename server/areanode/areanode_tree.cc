@@ -133,6 +133,15 @@ int AreanodeTree::NodeFor(const Bounds& box) const {
   }
 }
 
+int AreanodeTree::LeafAt(core::Vec3 p) const {
+  int n = 0;
+  while (nodes_[n].axis >= 0) {
+    const Node& node = nodes_[n];
+    n = p[node.axis] > node.dist ? node.children[0] : node.children[1];
+  }
+  return nodes_[n].leaf;
+}
+
 void AreanodeTree::InsertInList(int node_id, EntityId id) {
   const EntityId first = head_[node_id];
   prev_[id] = -1;

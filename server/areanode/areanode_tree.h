@@ -107,6 +107,9 @@ class AreanodeTree {
 
   // The node a box would link into (deepest node that fully contains it; see the rule above).
   int NodeFor(const Bounds& box) const;
+  // The leaf whose region holds point `p` (on a split plane: the side below it; outside the world
+  // bounds: the leaf on whose side it falls).
+  int LeafAt(core::Vec3 p) const;
 
   // Link an unlinked entity with box `box`. Invariant: id is in range and not linked, and `box`
   // is finite with mins <= maxs (zero size allowed).

@@ -34,6 +34,7 @@ void FrameExecutor::ExecuteCommands(std::span<const PlayerCommand> commands, Pha
   areanode::ParentLockCounters& parent = areanode::ThisThreadParentLockCounters();
   const uint64_t parent_before = parent.wait_ns;
   uint64_t executed = 0;
+  counters_.executed += static_cast<uint32_t>(commands.size());
   for (const PlayerCommand& pc : commands) {
     const core::Status st = ExecuteLocked(pc.player, pc.cmd);
     if (!st.ok()) {
@@ -100,7 +101,8 @@ void FrameExecutor::CountReplies(uint64_t n) {
 
 void SumFrameCounters(std::span<FrameExecutor* const> executors, ServerStats* stats) {
   // Requests per thread per frame, over the threads that took part in the closed frame.
-  uint32_t lo = UINT32_MAX, hi = 0;
+  uint32_t lo = UINT32_MAX, hi = 0, exec_lo = UINT32_MAX, exec_hi = 0;
+  uint64_t exec_sum = 0;
   int in_frame = 0, locking_threads = 0;
   for (FrameExecutor* e : executors) {
     FrameExecutor::FrameCounters& c = e->frame_counters();
@@ -111,6 +113,10 @@ void SumFrameCounters(std::span<FrameExecutor* const> executors, ServerStats* st
     AddRelaxed(stats->rptf_sum_sq, static_cast<uint64_t>(c.requests) * c.requests);
     lo = std::min(lo, c.requests);
     hi = std::max(hi, c.requests);
+    exec_lo = std::min(exec_lo, c.executed);
+    exec_hi = std::max(exec_hi, c.executed);
+    exec_sum += c.executed;
+    AddRelaxed(stats->routed_commands, c.routed);
     AddRelaxed(stats->locked_commands, c.locked_commands);
     AddRelaxed(stats->distinct_leaves, c.distinct_leaves);
     AddRelaxed(stats->lock_retries, c.retries);
@@ -121,6 +127,11 @@ void SumFrameCounters(std::span<FrameExecutor* const> executors, ServerStats* st
   if (in_frame >= 2) {
     AddRelaxed(stats->rptf_spread_sum, hi - lo);
     AddRelaxed(stats->rptf_spread_frames, 1);
+    if (exec_sum > 0) {  // (most - fewest) commands among the threads, in % of their mean
+      AddRelaxed(stats->exec_imbalance_milli_pct,
+                 (exec_hi - exec_lo) * 100000ull * static_cast<uint64_t>(in_frame) / exec_sum);
+      AddRelaxed(stats->exec_imbalance_frames, 1);
+    }
   }
   // Leaf statistics: relocks and leaves shared by two or more threads in the frame.
   if (!executors.empty() && executors[0]->locker() != nullptr) {

@@ -27,12 +27,6 @@
 
 namespace sv {
 
-// A command to execute for a player, as the request source handed it over.
-struct PlayerCommand {
-  game::EntityId player = 0;
-  game::UserCmd cmd;
-};
-
 class FrameExecutor {
  public:
   // Per-frame figures, reset by the master when it closes the frame.
@@ -44,6 +38,8 @@ class FrameExecutor {
     uint32_t retries = 0;
     uint32_t waited_commands = 0;  // commands that blocked on a lock another thread held
     uint32_t refused_commands = 0;  // commands World::ExecuteCommand refused
+    uint32_t executed = 0;  // commands handed to ExecuteCommands (the thread's load)
+    uint32_t routed = 0;    // of those, read on another thread's port (--assign locality)
   };
 
   // Thread `index` of the frame engine; `shared` (its world, options, pvs, stats, recorder) must
@@ -59,6 +55,8 @@ class FrameExecutor {
   // (shared->recorder, if set) while its locks are held. Switches `clock` to kExec and carves
   // the lock waits out of it (kLockLeaf, kLockParent). A refused command is counted and skipped.
   void ExecuteCommands(std::span<const PlayerCommand> commands, PhaseClock* clock);
+  // Counts `n` of this frame's commands as read on another thread's port (--assign locality).
+  void CountRouted(uint32_t n) { counters_.routed += n; }
 
   // Reply phase (read-only on the world). Indexes this frame's entities; call once per frame
   // before EncodeSnapshot.

@@ -20,6 +20,14 @@
 
 namespace sv {
 
+class LocalityAssignment;
+
+// A command to execute for a player, as the request source handed it over.
+struct PlayerCommand {
+  game::EntityId player = 0;
+  game::UserCmd cmd;
+};
+
 struct FrameShared {
   game::World* world = nullptr;      // world phase: master only; request phase: commands under
                                      // the locking scheme; reply phase: read-only
@@ -38,6 +46,13 @@ struct FrameShared {
   // world phase, read by workers in the request and reply phases (phase-separated).
   uint32_t frame_no = 0;
   int32_t tick = 0;
+
+  // --assign locality (else nullptr and empty). The master updates `locality` in the world
+  // phase; workers read it in the request phase. routed[from * threads + to] holds the frame's
+  // commands that worker `from` read for players thread `to` runs: `from` fills it before the
+  // route barrier, `to` runs and clears it after (phase-separated).
+  const LocalityAssignment* locality = nullptr;
+  std::vector<std::vector<PlayerCommand>> routed;
 
   // Round-trip time per player for the status query: worker writes, master reads.
   std::unique_ptr<std::atomic<uint32_t>[]> ping_ms;

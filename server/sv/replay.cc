@@ -102,6 +102,9 @@ core::Status Replay::BuildWorld() {
   server_options_.max_records = config.max_records;
   server_options_.locking = options_.locking;
   server_options_.assign = options_.assign;
+  server_options_.rebalance_s = options_.rebalance_s;
+  server_options_.rebalance_threshold = options_.rebalance_threshold;
+  server_options_.migrate_margin = options_.migrate_margin;
   server_options_.areanode_depth = options_.areanode_depth;
   server_options_.interest_radius = options_.interest_radius;
   server_options_.tick_hz = 1000 / config.tick_ms;
@@ -113,6 +116,11 @@ core::Status Replay::BuildWorld() {
   for (int i = 0; i < options_.threads; ++i) {
     executors_.push_back(std::make_unique<FrameExecutor>(i, &shared_));
     executor_ptrs_.push_back(executors_.back().get());
+  }
+  if (options_.assign == Assignment::kLocality) {
+    locality_ = std::make_unique<LocalityAssignment>(world_->tree(), options_.threads,
+                                                     config.max_players,
+                                                     LocalityOptionsOf(server_options_));
   }
   const size_t players = static_cast<size_t>(config.max_players) + 1;
   encoders_ = std::vector<proto::SnapshotEncoder>(players);
@@ -190,6 +198,10 @@ void Replay::ReadRecordedHashes() {
 }
 
 int Replay::ThreadFor(game::EntityId player) const {
+  if (locality_) {
+    const int t = locality_->ThreadOf(player);
+    return t >= 0 ? t : 0;  // not connected at the update: cannot have commands; thread 0 anyway
+  }
   return WorkerForSlot(options_.assign, player - 1, options_.threads, world_->max_players());
 }
 
@@ -262,6 +274,12 @@ void Replay::WorldPart(size_t k, PhaseClock* clock) {
     last_snapshot_[j.player] = 0;
   }
   shared_.tick = t.record.world_tick;
+  if (locality_) {
+    locality_->Update(*world_, t.tick);
+    stats_.migrations.store(locality_->migrations(), std::memory_order_relaxed);
+    stats_.rebalances.store(locality_->rebalances(), std::memory_order_relaxed);
+    stats_.leaves_moved.store(locality_->leaves_moved(), std::memory_order_relaxed);
+  }
   if (t.record.world_phase_ran) AddRelaxed(stats_.world_ticks, 1);
   AddRelaxed(stats_.joins, t.record.joins.size());
   AddRelaxed(stats_.leaves, t.record.leaves.size());

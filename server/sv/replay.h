@@ -11,7 +11,8 @@
 //
 // Order: one thread runs a tick's commands in their logged exec_seq order, which reproduces the
 // recorded state exactly. Several threads run each player's commands in that order on the
-// player's thread (--assign, slot = player id - 1) and let the locks order the rest, as the live
+// player's thread (--assign: block or round-robin by slot = player id - 1, or locality by the
+// replayed positions, LocalityAssignment as the server) and let the locks order the rest, as the live
 // server did: conflicting commands may then run in another order than logged and the state
 // may differ (docs/recovery.md, "Replaying a trace").
 //
@@ -38,6 +39,7 @@
 #include "server/protocol/snapshot_codec.h"
 #include "server/sv/frame_executor.h"
 #include "server/sv/frame_shared.h"
+#include "server/sv/locality.h"
 #include "server/sv/replay_options.h"
 #include "server/sv/server_options.h"
 #include "server/sv/server_stats.h"
@@ -102,6 +104,7 @@ class Replay {
   std::unique_ptr<collision::CollisionWorld> collision_;
   vis::Pvs pvs_;
   std::unique_ptr<game::World> world_;
+  std::unique_ptr<LocalityAssignment> locality_;  // --assign locality (master: world part)
   ServerStats stats_;
   FrameShared shared_;
   std::vector<std::unique_ptr<FrameExecutor>> executors_;

@@ -28,8 +28,14 @@ cxxopts::Options MakeReplayOptions() {
     ("threads", "Frame threads (1..64; may exceed the machine's cores: then read the conflict figures)", cxxopts::value<int>()->default_value("1"))
     ("locking", "Command locking, as the server's: sequential (1 thread, no locks), global, areanode or areanode-opt",
      cxxopts::value<std::string>()->default_value("sequential"))
-    ("assign", "Player to thread assignment, as the server's: block or round-robin (slot = player id - 1)",
+    ("assign", "Player to thread assignment, as the server's: block or round-robin (slot = player id - 1), "
+               "or locality (the thread owning the leaves the player stands in, from the replayed positions)",
      cxxopts::value<std::string>()->default_value("block"))
+    ("rebalance-s", "--assign locality: seconds of the trace between checks of the players per thread",
+     cxxopts::value<double>()->default_value("2"))
+    ("rebalance-threshold", "--assign locality: move leaves when (most - fewest) players per thread exceeds this share of the mean",
+     cxxopts::value<double>()->default_value("0.25"))
+    ("migrate-margin", "--assign locality: hysteresis in units, as the server's", cxxopts::value<float>()->default_value("64"))
     ("areanode-depth", "Areanode tree depth (1..8): 2^depth leaves to lock", cxxopts::value<int>()->default_value("4"))
     ("interest-radius", "Snapshot interest radius in units (as the server's)", cxxopts::value<float>()->default_value("2048"))
     ("from-tick", "Reach this log tick untimed and serially (from the newest backup at or before it, or the "
@@ -63,6 +69,10 @@ core::Status ValidateReplayOptions(const ReplayOptions& o) {
   if (!(o.interest_radius > 0)) {
     return core::Status::InvalidArgument("--interest-radius must be positive");
   }
+  if (core::Status s = ValidateLocalityFlags(o.rebalance_s, o.rebalance_threshold, o.migrate_margin);
+      !s.ok()) {
+    return s;
+  }
   if (o.from_tick >= o.to_tick) {
     return core::Status::InvalidArgument("--from-tick " + std::to_string(o.from_tick) +
                                          " must be below --to-tick " + std::to_string(o.to_tick));
@@ -90,8 +100,11 @@ ParseResult ParseReplayOptions(int argc, const char* const* argv, ReplayOptions*
     }
     const std::string assign = r["assign"].as<std::string>();
     if (!ParseAssignmentName(assign, &o.assign)) {
-      return ReplayError("--assign must be block or round-robin, not '" + assign + "'", help);
+      return ReplayError("--assign must be block, round-robin or locality, not '" + assign + "'", help);
     }
+    o.rebalance_s = r["rebalance-s"].as<double>();
+    o.rebalance_threshold = r["rebalance-threshold"].as<double>();
+    o.migrate_margin = r["migrate-margin"].as<float>();
     o.areanode_depth = r["areanode-depth"].as<int>();
     o.interest_radius = r["interest-radius"].as<float>();
     o.from_tick = r["from-tick"].as<uint64_t>();

@@ -81,6 +81,12 @@ core::Status Server::Create(const ServerOptions& options, std::unique_ptr<Server
   sh.stats = &sv->stats_;
   sh.ping_ms.reset(new std::atomic<uint32_t>[options.max_players + 1]);
   for (int i = 0; i <= options.max_players; ++i) sh.ping_ms[i].store(0);
+  if (options.assign == Assignment::kLocality) {
+    sv->locality_ = std::make_unique<LocalityAssignment>(
+        sv->world_->tree(), options.threads, options.max_players, LocalityOptionsOf(options));
+    sh.locality = sv->locality_.get();
+    sh.routed.resize(static_cast<size_t>(options.threads) * static_cast<size_t>(options.threads));
+  }
   sv->slot_used_.assign(options.max_players, false);
   sv->last_frags_.assign(options.max_players + 1, 0);
   sv->last_deaths_.assign(options.max_players + 1, 0);
@@ -218,7 +224,9 @@ void Server::RunFixed(int index, PhaseClock* clock) {
     }
     AwaitWorldPhase(master, clock);                  // barrier A
     if (stop_frame_) break;
-    w.RequestPhase(clock);
+    w.ReceiveRequests(clock);
+    if (locality_) AwaitRoutedCommands(clock);       // barrier R
+    w.ExecuteRequests(clock);
     AwaitRequests(clock);                            // barrier B
     if (!AwaitTickRecord(master, clock)) break;      // B': durability failed, no replies
     ReplyWhenDurable(w, clock);
@@ -241,13 +249,22 @@ void Server::RunRequest(int index, PhaseClock* clock) {
       WorldPhase(WorldTickDue(), clock);
       OpenRequests();
     }
-    w.RequestPhase(clock);
+    w.ReceiveRequests(clock);
+    w.ExecuteRequests(clock);
     if (IntraBarrier(clock)) ReplyWhenDurable(w, clock);
     EndFrame(index);
   }
 }
 
 // ---- World phase (master) --------------------------------------------------------------------
+
+void Server::AssignByLocality() {
+  if (!locality_) return;
+  locality_->Update(*world_, log_tick_);
+  stats_.migrations.store(locality_->migrations(), std::memory_order_relaxed);
+  stats_.rebalances.store(locality_->rebalances(), std::memory_order_relaxed);
+  stats_.leaves_moved.store(locality_->leaves_moved(), std::memory_order_relaxed);
+}
 
 bool Server::WorldTickDue() {
   const uint64_t now = core::SteadyNs();
@@ -267,6 +284,7 @@ void Server::WorldPhase(bool run_world, PhaseClock* clock) {
   ApplyNotices();
   ApplyJoins();
   shared_.tick = durability::ApplyWorldPhase(world_.get(), run_world, &record_);
+  AssignByLocality();
   stats_.records_offline.store(static_cast<uint64_t>(world_->offline_records()), std::memory_order_relaxed);
   stats_.records_evicted.store(world_->globals().records_evicted, std::memory_order_relaxed);
   if (run_world) AddRelaxed(stats_.world_ticks, 1);

@@ -46,6 +46,7 @@
 #include "server/protocol/source_limiter.h"
 #include "server/sv/frame_shared.h"
 #include "server/sv/lobby.h"
+#include "server/sv/locality.h"
 #include "server/sv/metrics.h"
 #include "server/sv/server_options.h"
 #include "server/sv/server_stats.h"
@@ -115,6 +116,7 @@ class Server {
   // Fixed frames' synchronisation (server_gate.cc). Each switches `clock` to the wait it is in.
   void WaitForTick(TickPacer* pacer, PhaseClock* clock);  // master: sleep to the next tick
   void AwaitWorldPhase(bool master, PhaseClock* clock);   // barrier A
+  void AwaitRoutedCommands(PhaseClock* clock);            // barrier R (--assign locality)
   void AwaitRequests(PhaseClock* clock);                  // barrier B
   // Barrier B' with durability (the master appends the tick record first); false: durability
   // failed, the frame sends no reply.
@@ -147,6 +149,8 @@ class Server {
   // Master only, world phase.
   bool WorldTickDue();  // request frames: a world tick is due (and is taken now)
   void WorldPhase(bool run_world, PhaseClock* clock);
+  // --assign locality: the players' threads for the frame's commands (LocalityAssignment).
+  void AssignByLocality();
   void SumFrameStats();  // server_frame_stats.cc: the closed frame's worker counters into stats_
   // Admission (server_admission.cc).
   void ApplyNotices();
@@ -186,6 +190,8 @@ class Server {
 
   // Fixed mode.
   std::unique_ptr<std::barrier<>> barrier_;
+  // --assign locality: who runs which player's commands (master: world phase; shared_.locality).
+  std::unique_ptr<LocalityAssignment> locality_;
   uint64_t frame_start_ns_ = 0;  // master writes before barrier A; workers read after it
   bool stop_frame_ = false;      // likewise
 

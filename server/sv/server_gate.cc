@@ -42,6 +42,11 @@ void Server::AwaitWorldPhase(bool master, PhaseClock* clock) {
   }
 }
 
+void Server::AwaitRoutedCommands(PhaseClock* clock) {
+  clock->Switch(Phase::kIntraWait);
+  barrier_->arrive_and_wait();  // R: every port read, every command with its thread
+}
+
 void Server::AwaitRequests(PhaseClock* clock) {
   clock->Switch(Phase::kIntraWait);
   barrier_->arrive_and_wait();  // B: every request executed

@@ -1,6 +1,7 @@
 // Command-line parsing for aftershock-server (cxxopts): flags, defaults, cross-field rules.
 #include "server/sv/server_options.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cxxopts.hpp>
@@ -37,11 +38,16 @@ bool ParseLockingName(std::string_view name, LockingScheme* out) {
 const char* FrameModeName(FrameMode m) { return m == FrameMode::kRequest ? "request" : "fixed"; }
 
 const char* AssignmentName(Assignment a) {
-  return a == Assignment::kBlock ? "block" : "round-robin";
+  switch (a) {
+    case Assignment::kBlock: return "block";
+    case Assignment::kRoundRobin: return "round-robin";
+    case Assignment::kLocality: return "locality";
+  }
+  return "?";
 }
 
 bool ParseAssignmentName(std::string_view name, Assignment* out) {
-  for (Assignment a : {Assignment::kBlock, Assignment::kRoundRobin}) {
+  for (Assignment a : {Assignment::kBlock, Assignment::kRoundRobin, Assignment::kLocality}) {
     if (name == AssignmentName(a)) {
       *out = a;
       return true;
@@ -63,6 +69,14 @@ std::string ResolveVisCacheDir(const std::string& flag, const std::string& fallb
 int WorkerForSlot(Assignment assign, int slot, int threads, int max_players) {
   if (assign == Assignment::kRoundRobin) return slot % threads;
   return static_cast<int>(static_cast<int64_t>(slot) * threads / max_players);
+}
+
+LocalityOptions LocalityOptionsOf(const ServerOptions& o) {
+  LocalityOptions l;
+  l.rebalance_ticks = std::max(1, static_cast<int>(std::lround(o.rebalance_s * o.tick_hz)));
+  l.rebalance_threshold = o.rebalance_threshold;
+  l.margin = o.migrate_margin;
+  return l;
 }
 
 namespace {
@@ -98,7 +112,17 @@ cxxopts::Options MakeOptions() {
      cxxopts::value<std::string>()->default_value("fixed"))
     ("tick-hz", "Frames per second in fixed mode; in request mode the world phase runs at most this often (sv_mintic)",
      cxxopts::value<int>()->default_value("30"))
-    ("assign", "Player to worker assignment: block (the paper's) or round-robin", cxxopts::value<std::string>()->default_value("block"))
+    ("assign", "Player to worker assignment: block (the paper's), round-robin, or locality (each "
+               "thread owns a connected part of the map's areanode leaves and runs the commands of "
+               "the players in it; docs/architecture.md)", cxxopts::value<std::string>()->default_value("block"))
+    ("rebalance-s", "--assign locality: seconds between checks of the players per thread",
+     cxxopts::value<double>()->default_value("2"))
+    ("rebalance-threshold", "--assign locality: move leaves between threads when (most - fewest) "
+                            "players per thread exceeds this share of the mean",
+     cxxopts::value<double>()->default_value("0.25"))
+    ("migrate-margin", "--assign locality: a player moves to another thread's leaf only once it is "
+                       "this many units away from every leaf of its own thread (hysteresis)",
+     cxxopts::value<float>()->default_value("64"))
     ("duration", "Serve this many seconds, then shut down cleanly (0 = until SIGINT/SIGTERM)", cxxopts::value<double>()->default_value("0"))
     ("stats-out", "Write statistics as JSON to this file (atomically) every --stats-interval and at exit; schema in docs/stats.md",
      cxxopts::value<std::string>()->default_value(""))
@@ -155,6 +179,19 @@ constexpr core::IntRange kPort{"--port", 0, 65535};
 constexpr core::IntRange kMetricsPort{"--metrics-port", 0, 65535};
 constexpr core::IntRange kReplayThreads{"--replay-threads", 1, durability::kMaxReplayThreads};
 
+core::Status ValidateLocalityFlags(double rebalance_s, double rebalance_threshold, float margin) {
+  if (!(rebalance_s > 0 && rebalance_s <= 3600)) {
+    return core::Status::InvalidArgument("--rebalance-s must be in (0, 3600]");
+  }
+  if (!(rebalance_threshold >= 0 && rebalance_threshold <= 100)) {
+    return core::Status::InvalidArgument("--rebalance-threshold must be in [0, 100]");
+  }
+  if (!(margin >= 0 && margin <= 65536)) {
+    return core::Status::InvalidArgument("--migrate-margin must be in [0, 65536]");
+  }
+  return core::Status::OK();
+}
+
 core::Status ValidateOptions(const ServerOptions& o) {
   if (core::Status s = kThreads.Check(o.threads); !s.ok()) return s;
   if (o.locking == LockingScheme::kSequential && o.threads != 1) {
@@ -186,6 +223,15 @@ core::Status ValidateOptions(const ServerOptions& o) {
   if (core::Status s = kAsyncFlushMs.Check(o.async_flush_ms); !s.ok()) return s;
   if (core::Status s = kReplayThreads.Check(o.replay_threads); !s.ok()) return s;
   if (core::Status s = kAgonesHealthMs.Check(o.agones_health_ms); !s.ok()) return s;
+  if (o.assign == Assignment::kLocality && o.frame_mode != FrameMode::kFixed) {
+    return core::Status::InvalidArgument(
+        "--assign locality needs --frame-mode fixed (request frames run only the threads that "
+        "have requests, so a command could not wait for its owner)");
+  }
+  if (core::Status s = ValidateLocalityFlags(o.rebalance_s, o.rebalance_threshold, o.migrate_margin);
+      !s.ok()) {
+    return s;
+  }
   if (o.hash_log && o.data_dir.empty()) {
     return core::Status::InvalidArgument("--hash-log needs a --data-dir");
   }
@@ -223,7 +269,10 @@ ParseResult ParseServerOptions(int argc, const char* const* argv, ServerOptions*
     else return Error("--frame-mode must be request or fixed, not '" + mode + "'", help);
     o.tick_hz = r["tick-hz"].as<int>();
     const std::string assign = r["assign"].as<std::string>();
-    if (!ParseAssignmentName(assign, &o.assign)) return Error("--assign must be block or round-robin, not '" + assign + "'", help);
+    if (!ParseAssignmentName(assign, &o.assign)) return Error("--assign must be block, round-robin or locality, not '" + assign + "'", help);
+    o.rebalance_s = r["rebalance-s"].as<double>();
+    o.rebalance_threshold = r["rebalance-threshold"].as<double>();
+    o.migrate_margin = r["migrate-margin"].as<float>();
     o.duration_s = r["duration"].as<double>();
     o.stats_out = r["stats-out"].as<std::string>();
     o.stats_interval_s = r["stats-interval"].as<double>();

@@ -31,6 +31,8 @@ enum class FrameMode : uint8_t {
 enum class Assignment : uint8_t {
   kBlock,       // session slot s goes to worker s * threads / max_players (the paper's)
   kRoundRobin,  // session slot s goes to worker s % threads
+  kLocality,    // the worker that owns the areanode leaves the player stands in runs its commands
+                // (locality.h); its connection stays on the block assignment's port
 };
 
 struct ServerOptions {
@@ -48,6 +50,10 @@ struct ServerOptions {
   FrameMode frame_mode = FrameMode::kFixed;
   int tick_hz = 30;                // fixed: frame rate; request: world phase at most this often
   Assignment assign = Assignment::kBlock;
+  // --assign locality (locality.h): rebalance period, the imbalance that triggers it, hysteresis.
+  double rebalance_s = 2;
+  double rebalance_threshold = 0.25;
+  float migrate_margin = 64;
   double duration_s = 0;           // 0 = serve until SIGINT/SIGTERM
   std::string stats_out;           // empty: no JSON file
   double stats_interval_s = 5;     // JSON rewrite and console line period
@@ -91,8 +97,17 @@ bool ParseAssignmentName(std::string_view name, Assignment* out);
 // cache as XDG says (shared by every server of one map), or `fallback` on a machine without a
 // home; anything else is that directory.
 std::string ResolveVisCacheDir(const std::string& flag, const std::string& fallback);
-// The worker thread that serves session slot `slot` (0 <= slot < max_players) under `assign`.
+// The worker thread whose port serves session slot `slot` (0 <= slot < max_players) under
+// `assign` (locality: the block assignment's; the commands may then run on another thread).
 int WorkerForSlot(Assignment assign, int slot, int threads, int max_players);
+// --assign locality's knobs (locality.h), the rebalance period in ticks.
+struct LocalityOptions {
+  int rebalance_ticks = 60;           // how often the leaves may be rebalanced
+  double rebalance_threshold = 0.25;  // (max - min) / mean players per thread that triggers it
+  float margin = 64;                  // hysteresis, units
+};
+// The locality options of `o`, its --rebalance-s in ticks at its --tick-hz.
+LocalityOptions LocalityOptionsOf(const ServerOptions& o);
 
 enum class ParseOutcome : uint8_t { kRun, kHelp, kError };
 
@@ -106,5 +121,7 @@ ParseResult ParseServerOptions(int argc, const char* const* argv, ServerOptions*
 
 // Checks the cross-field rules (also applied by ParseServerOptions).
 core::Status ValidateOptions(const ServerOptions& o);
+// The ranges of --rebalance-s, --rebalance-threshold and --migrate-margin (server and replay).
+core::Status ValidateLocalityFlags(double rebalance_s, double rebalance_threshold, float margin);
 
 }  // namespace sv

@@ -179,6 +179,14 @@ class ServerStats {
   // Sum over multi-thread frames of (max - min) requests among the threads, and their count.
   std::atomic<uint64_t> rptf_spread_sum{0}, rptf_spread_frames{0};
 
+  // Per-thread load: sum over multi-thread frames with commands of 1000 x (most - fewest)
+  // commands executed among the threads in % of their mean, and those frames.
+  std::atomic<uint64_t> exec_imbalance_milli_pct{0}, exec_imbalance_frames{0};
+  // --assign locality: commands run on another thread than the port's that read them; the
+  // master's LocalityAssignment counters, copied after each update.
+  std::atomic<uint64_t> routed_commands{0};
+  std::atomic<uint64_t> migrations{0}, rebalances{0}, leaves_moved{0};
+
   // Leaf locking (areanode schemes).
   std::atomic<uint64_t> locked_commands{0};   // commands executed under leaf locks
   std::atomic<uint64_t> distinct_leaves{0};   // sum over those commands of distinct leaves locked

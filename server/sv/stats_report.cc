@@ -200,6 +200,16 @@ StatsReport TakeReport(const ServerStats& s, const ReportInfo& info) {
   r.waited_commands_pct = 100.0 * Ratio(static_cast<double>(r.waited_commands),
                                         static_cast<double>(r.commands));
   r.replay.commands_refused = Load(s.refused_commands);
+  StatsReport::AssignmentFigures& a = r.assignment;
+  a.exec_imbalance_pct = Ratio(static_cast<double>(Load(s.exec_imbalance_milli_pct)) / 1000.0,
+                               static_cast<double>(Load(s.exec_imbalance_frames)));
+  a.routed_commands = Load(s.routed_commands);
+  a.routed_commands_pct = 100.0 * Ratio(static_cast<double>(a.routed_commands),
+                                        static_cast<double>(r.commands));
+  a.migrations = Load(s.migrations);
+  a.rebalances = Load(s.rebalances);
+  a.leaves_moved = Load(s.leaves_moved);
+  a.migrations_per_s = Ratio(static_cast<double>(a.migrations), info.uptime_s);
   return r;
 }
 
@@ -291,6 +301,14 @@ std::string ToJson(const StatsReport& r) {
                     ", \"retries\": " + Num(r.lock_retries) +
                     ", \"waited_commands\": " + Num(r.waited_commands) +
                     ", \"waited_commands_pct\": " + Num(r.waited_commands_pct) + "}");
+  const StatsReport::AssignmentFigures& a = r.assignment;
+  field("assignment", "{\"exec_imbalance_pct\": " + Num(a.exec_imbalance_pct) +
+                          ", \"routed_commands\": " + Num(a.routed_commands) +
+                          ", \"routed_commands_pct\": " + Num(a.routed_commands_pct) +
+                          ", \"migrations\": " + Num(a.migrations) +
+                          ", \"migrations_per_s\": " + Num(a.migrations_per_s) +
+                          ", \"rebalances\": " + Num(a.rebalances) +
+                          ", \"leaves_moved\": " + Num(a.leaves_moved) + "}");
   if (r.durability.enabled) DurabilityJson(r.durability, &j);
   field("invalid_packets", Num(r.invalid_packets));
   field("kicked", Num(r.kicked));

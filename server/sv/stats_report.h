@@ -86,6 +86,13 @@ struct StatsReport {
   uint64_t leaf_acquisitions = 0, lock_retries = 0;
   uint64_t waited_commands = 0;   // commands that blocked on a lock another thread held
   double waited_commands_pct = 0;  // of the commands executed
+  struct AssignmentFigures {       // docs/stats.md, `assignment`
+    double exec_imbalance_pct = 0;   // mean per frame: (most - fewest) commands per thread / mean
+    uint64_t routed_commands = 0;    // run on another thread than the port's (locality)
+    double routed_commands_pct = 0;  // of the commands executed
+    uint64_t migrations = 0, rebalances = 0, leaves_moved = 0;
+    double migrations_per_s = 0;     // over uptime_s
+  } assignment;
   DurabilityReport durability;
   ReplayFigures replay;
 };

@@ -14,6 +14,7 @@
 #include "server/protocol/messages.h"
 #include "server/sv/event_scope.h"
 #include "server/sv/lobby.h"
+#include "server/sv/locality.h"
 #include "server/sv/snapshot_builder.h"
 #include "server/sv/transport.h"
 
@@ -72,7 +73,7 @@ bool Worker::Poll(int timeout_ms) {
 
 // ---- Request phase: receive ------------------------------------------------------------------
 
-void Worker::RequestPhase(PhaseClock* clock) {
+void Worker::ReceiveRequests(PhaseClock* clock) {
   clock->Switch(Phase::kReceive);
   executor_.BeginRequests();
   const uint64_t now_ms = core::SteadyMs();
@@ -90,7 +91,7 @@ void Worker::RequestPhase(PhaseClock* clock) {
   pending_.clear();
   junk_.Drain([&](ENetEvent& ev) { HandleEvent(ev, now_ms); });
   Expire(now_ms);
-  ExecuteAll(clock);
+  RouteCommands();
 }
 
 void Worker::HandleEvent(ENetEvent& ev, uint64_t now_ms) {
@@ -276,13 +277,36 @@ void Worker::Expire(uint64_t now_ms) {
 
 // ---- Request phase: execute ------------------------------------------------------------------
 
-void Worker::ExecuteAll(PhaseClock* clock) {
+void Worker::RouteCommands() {
   exec_batch_.clear();
+  const LocalityAssignment* locality = shared_->locality;
+  const size_t threads = static_cast<size_t>(shared_->options->threads);
   for (const PendingCommand& pc : commands_) {
     if (!pc.session->active) continue;  // left, dropped or kicked meanwhile
-    exec_batch_.push_back(PlayerCommand{pc.session->player, pc.cmd});
+    const game::EntityId player = pc.session->player;
+    // A player's commands all arrive here, so they reach their thread in order.
+    const int to = locality != nullptr ? locality->ThreadOf(player) : -1;
+    if (to < 0 || to == index_) {
+      exec_batch_.push_back(PlayerCommand{player, pc.cmd});
+    } else {
+      shared_->routed[static_cast<size_t>(index_) * threads + static_cast<size_t>(to)].push_back(
+          PlayerCommand{player, pc.cmd});
+    }
   }
   commands_.clear();
+}
+
+void Worker::ExecuteRequests(PhaseClock* clock) {
+  if (shared_->locality != nullptr) {
+    const size_t threads = static_cast<size_t>(shared_->options->threads);
+    for (size_t from = 0; from < threads; ++from) {
+      if (from == static_cast<size_t>(index_)) continue;
+      std::vector<PlayerCommand>& in = shared_->routed[from * threads + static_cast<size_t>(index_)];
+      executor_.CountRouted(static_cast<uint32_t>(in.size()));
+      exec_batch_.insert(exec_batch_.end(), in.begin(), in.end());
+      in.clear();
+    }
+  }
   executor_.ExecuteCommands(exec_batch_, clock);
 }
 

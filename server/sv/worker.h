@@ -4,8 +4,8 @@
 // It is the server's request source and reply sink: the phases themselves (commands under the
 // locking scheme, snapshots built and encoded) are its FrameExecutor's, which aftershock-replay
 // runs too. The frame loop (server.cc) calls it phase by phase on its own thread:
-//   Poll (request mode, idle) -> RequestPhase (receive, validate, then the executor runs the
-//   commands) -> BuildReplies (the executor's encoded snapshots, held; read-only on the world) ->
+//   Poll (request mode, idle) -> ReceiveRequests (receive, validate, route) -> ExecuteRequests
+//   (the executor runs the commands) -> BuildReplies (the executor's encoded snapshots, held; read-only on the world) ->
 //   SendReplies (reliable events + the held snapshots, once the frame's tick is durable) or
 //   DropReplies (it never became durable: nothing of the frame is shown).
 //
@@ -47,7 +47,12 @@ class Worker {
   // the next request phase. True if anything arrived (now or earlier) that needs a frame.
   bool Poll(int timeout_ms);
 
-  void RequestPhase(PhaseClock* clock);
+  // The request phase in two steps: ReceiveRequests reads the port and validates (and under
+  // --assign locality hands each command whose player another thread runs to that thread:
+  // shared->routed); once every worker has received (the server's route barrier, locality only),
+  // ExecuteRequests runs this thread's commands, its own port's first, then those routed to it.
+  void ReceiveRequests(PhaseClock* clock);
+  void ExecuteRequests(PhaseClock* clock);
   // Encodes every requesting player's snapshot while the log syncs the frame's tick. Until
   // `durable` (polled every few snapshots, never blocking) answers true the snapshots are held
   // in memory; from then on the frame's reliable events and the held snapshots leave, and each
@@ -115,8 +120,9 @@ class Worker {
   // Sends `s` the frame's reliable events that reach it, once per reply round.
   void SendFrameEvents(Session* s);
 
-  // Hands the frame's commands of players still connected to the executor, in arrival order.
-  void ExecuteAll(PhaseClock* clock);
+  // The frame's commands of players still connected, in arrival order: into exec_batch_ if this
+  // thread runs them, else into the routed list of the thread that does.
+  void RouteCommands();
 
   const int index_;
   const uint16_t port_;

@@ -106,6 +106,27 @@ TEST_CASE("bad --replay-threads values exit 2 with an error naming the flag and 
   std::remove(err.c_str());
 }
 
+TEST_CASE("bad --assign locality flags exit 2 with an error naming the flag") {
+  const std::string err = "/tmp/aftershock_binary_test_" + std::to_string(getpid()) + ".err";
+  const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
+      {{"--assign", "nearest"}, "--assign must be block, round-robin or locality"},
+      {{"--assign", "locality", "--frame-mode", "request"}, "--assign locality needs --frame-mode fixed"},
+      {{"--assign", "locality", "--rebalance-s", "0"}, "--rebalance-s must be in (0, 3600]"},
+      {{"--rebalance-threshold", "-1"}, "--rebalance-threshold must be in [0, 100]"},
+      {{"--migrate-margin", "-5"}, "--migrate-margin must be in [0, 65536]"},
+      {{"--migrate-margin", "wide"}, "migrate-margin"},
+  };
+  for (const auto& [flags, message] : cases) {
+    std::vector<std::string> argv = {AS_SERVER_BIN, "--data-dir", ""};
+    argv.insert(argv.end(), flags.begin(), flags.end());
+    INFO(flags[0] << " " << flags[1]);
+    Subprocess server(argv, "/dev/null", err);
+    CHECK(server.Wait(10) == 2);
+    CHECK_THAT(ReadFile(err), Catch::Contains(message));
+  }
+  std::remove(err.c_str());
+}
+
 TEST_CASE("a --duration run with clients exits 0 and writes valid stats") {
   const std::string stats = "/tmp/aftershock_binary_test_" + std::to_string(getpid()) + ".json";
   std::remove(stats.c_str());

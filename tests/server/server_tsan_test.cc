@@ -47,6 +47,15 @@ TEST_CASE("tsan: areanode-opt locking with 4 threads") {
   Race(svtest::TestOptions(sv::LockingScheme::kAreanodeOpt, 4), 12);
 }
 
+TEST_CASE("tsan: locality assignment with 3 threads, commands routed between them") {
+  sv::ServerOptions o = svtest::TestOptions(sv::LockingScheme::kAreanodeOpt, 3);
+  o.assign = sv::Assignment::kLocality;
+  o.areanode_depth = 7;
+  o.migrate_margin = 0;
+  o.rebalance_s = 0.2;
+  Race(o, 12);
+}
+
 TEST_CASE("tsan: request frame mode with 3 threads") {
   sv::ServerOptions o = svtest::TestOptions(sv::LockingScheme::kAreanodeOpt, 3);
   o.frame_mode = sv::FrameMode::kRequest;

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Sweeps a grid of server configurations under bot load and writes one table (CSV and JSON).
 
-For every point of players x threads x locking x frame mode x map it starts aftershock-server with
+For every point of players x threads x locking x frame mode x map x assignment it starts aftershock-server with
 --duration and --stats-out, runs aftershock-bots against it, waits for both, and joins the two
 JSON summaries into one row. Every child runs in its own process group and is killed on any exit
 path (including Ctrl-C), so no process is left behind.
@@ -78,8 +78,10 @@ def _flatten(prefix, obj, out):
 
 
 def run_point(args, point, index, port):
-    players, threads, locking, frame_mode, map_path = point
+    players, threads, locking, frame_mode, map_path, assign = point
     tag = f"p{players}_t{threads}_{locking}_{frame_mode}_{os.path.splitext(os.path.basename(map_path))[0]}"
+    if assign != "block":
+        tag += f"_{assign}"
     run_dir = os.path.join(args.out, "runs", tag)
     os.makedirs(run_dir, exist_ok=True)
     server_stats = os.path.join(run_dir, "server.json")
@@ -92,6 +94,7 @@ def run_point(args, point, index, port):
                   "--threads", str(threads), "--max-players", str(max(players, 1)),
                   "--new-identity-burst", str(max(players, 256)),  # all bots come from one address
                   "--locking", locking, "--frame-mode", frame_mode, "--tick-hz", str(args.tick_hz),
+                  "--assign", assign,
                   "--duration", str(server_duration), "--stats-out", server_stats,
                   "--stats-interval", "1"]
     # Durability is off unless asked for: a shared data dir would be refused by (or recover) the
@@ -113,7 +116,8 @@ def run_point(args, point, index, port):
     if not _wait_server_up(port, 120):
         _kill_children()
         return {"players": players, "threads": threads, "locking": locking, "frame_mode": frame_mode,
-                "map": os.path.basename(map_path), "status": "server did not come up in 120 s"}
+                "map": os.path.basename(map_path), "assign": assign,
+                "status": "server did not come up in 120 s"}
     time.sleep(args.warmup)
     bots = _spawn(bots_cmd, os.path.join(run_dir, "bots.log"))
     deadline = time.time() + server_duration + 60
@@ -127,7 +131,7 @@ def run_point(args, point, index, port):
             status = f"{name} timed out"
     _kill_children()
     row = {"players": players, "threads": threads, "locking": locking, "frame_mode": frame_mode,
-           "map": os.path.basename(map_path), "status": status}
+           "map": os.path.basename(map_path), "assign": assign, "behavior": args.behavior, "status": status}
     for name, path in (("server", server_stats), ("bots", bots_out)):
         try:
             with open(path) as f:
@@ -149,6 +153,7 @@ def main():
     ap.add_argument("--locking", default="areanode-opt", help="comma list: sequential,global,areanode,areanode-opt")
     ap.add_argument("--frame-mode", default="fixed", help="comma list: request,fixed")
     ap.add_argument("--map", default="maps/dm_arena.map", help="comma list of map files")
+    ap.add_argument("--assign", default="block", help="comma list: block,round-robin,locality")
     ap.add_argument("--duration", type=int, default=10, help="measured seconds per point")
     ap.add_argument("--ramp", type=int, default=2, help="seconds over which bots join")
     ap.add_argument("--warmup", type=float, default=1.0, help="seconds between server start and bots start")
@@ -172,6 +177,9 @@ def main():
     for fm in _csv_list(args.frame_mode):
         if fm not in ("request", "fixed"):
             ap.error(f"unknown frame mode '{fm}'")
+    for a in _csv_list(args.assign):
+        if a not in ("block", "round-robin", "locality"):
+            ap.error(f"unknown assignment '{a}'")
     for exe in ("aftershock-server", "aftershock-bots"):
         if not os.access(os.path.join(args.bin, exe), os.X_OK):
             ap.error(f"{exe} not found in {args.bin}; build first (cmake --build build)")
@@ -182,10 +190,11 @@ def main():
         ap.error(str(e))
 
     # 'sequential' runs one thread by definition, so its points collapse to threads=1.
-    grid = {(pl, 1 if lk == "sequential" else th, lk, fm, mp)
-            for pl, th, lk, fm, mp in itertools.product(players, threads, lockings,
-                                                        _csv_list(args.frame_mode), _csv_list(args.map))}
-    grid = sorted(grid, key=lambda p: (p[4], p[3], p[2], p[1], p[0]))
+    grid = {(pl, 1 if lk == "sequential" else th, lk, fm, mp, a)
+            for pl, th, lk, fm, mp, a in itertools.product(players, threads, lockings,
+                                                           _csv_list(args.frame_mode), _csv_list(args.map),
+                                                           _csv_list(args.assign))}
+    grid = sorted(grid, key=lambda p: (p[4], p[3], p[2], p[5], p[1], p[0]))
     os.makedirs(args.out, exist_ok=True)
 
     def on_signal(signum, _frame):
@@ -199,7 +208,7 @@ def main():
     try:
         for i, point in enumerate(grid):
             print(f"[{i + 1}/{len(grid)}] players={point[0]} threads={point[1]} locking={point[2]} "
-                  f"frame={point[3]} map={point[4]}", flush=True)
+                  f"frame={point[3]} map={point[4]} assign={point[5]}", flush=True)
             row = run_point(args, point, i, args.port + 10 * i)
             rows.append(row)
             print(f"    {row['status']}: response_rate={row.get('bots.response_rate', '?')} "

@@ -31,6 +31,12 @@
       fig7_locking.png   the areanode paper's Figure 7: (a) leaf and parent lock time against
                          players, (b) leaves locked per request against areanode depth 1-8,
                          (c) leaves shared by 2+ threads per frame against players
+  plot.py assign out/assign/results.csv [more.csv ...] --out out/figs   (experiment.py --assign a,b,c)
+      assign_MAP_BEHAVIOR.png   the paper's figures per assignment policy: (a) stacked time
+                         breakdown, one bar group per player count with one bar per policy;
+                         (b) leaves shared by 2+ threads per frame against players; (c) lock
+                         plus barrier wait share and the per-thread command imbalance; (d) p99
+                         response; also prints the numbers as a Markdown table
 
 One figure set per (locking, frame mode, map) found in the sweep table. Runs under Debian's python3
 (python3-matplotlib), hence the /usr/bin/python3 shebang.
@@ -550,12 +556,105 @@ def cmd_schemes(args):
         print(f"wrote {stem}_{{p99,lock,wait}}.png")
 
 
+ASSIGN_STYLE = {"block": "#1f77b4", "round-robin": "#ff7f0e", "locality": "#2ca02c"}
+
+
+def cmd_assign(args):
+    """Assignment policies side by side (experiment.py --assign block,round-robin,locality): one
+    figure per (map, bots' behaviour) with the stacked breakdown per (players, policy), the shared
+    leaves, lock + wait and imbalance, and p99 against players."""
+    rows = []
+    for table in args.table:
+        rows += _load(table)
+    if not rows:
+        sys.exit("plot.py: no successful rows")
+    os.makedirs(args.out, exist_ok=True)
+    groups = collections.defaultdict(list)
+    for r in rows:
+        r["_lockwait"] = sum(_num(r, f"server.breakdown_pct.{k}") or 0
+                             for k in ("lock_leaf", "lock_parent", "intra_wait", "inter_wait"))
+        groups[(r["map"], r.get("behavior") or r.get("bots.behavior") or "mixed")].append(r)
+    print("| map | players | assign | p50 / p99 ms | shared leaves % | lock % | intra / inter wait % "
+          "| imbalance % | routed % | migrations/s | longest reply gap ms |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for (mp, behavior), rs in sorted(groups.items()):
+        policies = [a for a in ASSIGN_STYLE if any(r.get("assign", "block") == a for r in rs)]
+        players = sorted({int(r["players"]) for r in rs})
+        fig, axes = plt.subplots(1, 4, figsize=(19, 4.6), gridspec_kw={"width_ratios": [2.2, 1, 1, 1]})
+        ax = axes[0]
+        width = 0.8 / max(1, len(policies))
+        for pi, policy in enumerate(policies):
+            for xi, pl in enumerate(players):
+                match = [r for r in rs if r.get("assign", "block") == policy and int(r["players"]) == pl]
+                if not match:
+                    continue
+                r = match[0]
+                bottom = 0.0
+                for comp, color in zip(COMPONENTS, COLORS):
+                    v = _num(r, f"server.breakdown_pct.{comp}") or 0.0
+                    ax.bar(xi + (pi - (len(policies) - 1) / 2) * width, v, width * 0.95, bottom=bottom,
+                           color=color, label=comp if (pi, xi) == (0, 0) else None,
+                           edgecolor=ASSIGN_STYLE[policy], linewidth=1.2)
+                    bottom += v
+                ax.text(xi + (pi - (len(policies) - 1) / 2) * width, 101, policy[0].upper(),
+                        ha="center", fontsize=7, color=ASSIGN_STYLE[policy])
+        ax.set_xticks(range(len(players)))
+        ax.set_xticklabels([f"{p} players" for p in players])
+        ax.set_ylim(0, 106)
+        ax.set_ylabel("% of thread time")
+        ax.set_title("(a) time breakdown (B block, R round-robin, L locality)", fontsize=9)
+        ax.legend(fontsize=6, loc="center left", bbox_to_anchor=(1.0, 0.5))
+        for ax, key, ylabel, title in (
+                (axes[1], "server.lock.shared_leaves_pct", "% of leaves", "(b) leaves shared by 2+ threads per frame"),
+                (axes[2], "_lockwait", "% of thread time", "(c) lock + barrier wait (solid), imbalance (dashed)"),
+                (axes[3], "bots.response_ms.p99", "ms", "(d) response p99")):
+            for policy in policies:
+                pts = sorted((int(r["players"]), _num(r, key)) for r in rs
+                             if r.get("assign", "block") == policy and _num(r, key) is not None)
+                ax.plot([p[0] for p in pts], [p[1] for p in pts], "-o", color=ASSIGN_STYLE[policy], label=policy)
+                if key == "_lockwait":
+                    imb = sorted((int(r["players"]), _num(r, "server.assignment.exec_imbalance_pct")) for r in rs
+                                 if r.get("assign", "block") == policy
+                                 and _num(r, "server.assignment.exec_imbalance_pct") is not None)
+                    ax.plot([p[0] for p in imb], [p[1] for p in imb], "--", color=ASSIGN_STYLE[policy])
+            if key == "server.lock.shared_leaves_pct":
+                ax.axhline(20, color="red", linewidth=0.8, alpha=0.6)
+            if key == "bots.response_ms.p99":
+                ax.axhline(50, color="red", linewidth=0.8, alpha=0.6)
+            ax.set_xlabel("players (bots)")
+            ax.set_ylabel(ylabel)
+            ax.set_ylim(bottom=0)
+            ax.set_title(title, fontsize=9)
+            ax.grid(alpha=0.3)
+            ax.legend(fontsize=7)
+        threads = sorted({r["threads"] for r in rs})
+        fig.suptitle(f"Assignment policies: {mp}, {behavior} bots, {'/'.join(threads)} threads, "
+                     f"{rs[0]['locking']}, {rs[0]['frame_mode']} frames", fontsize=10)
+        fig.tight_layout()
+        path = os.path.join(args.out, f"assign_{os.path.splitext(mp)[0]}_{behavior}.png")
+        fig.savefig(path, dpi=110)
+        plt.close(fig)
+        print(f"wrote {path}")
+        for pl in players:
+            for policy in policies:
+                for r in rs:
+                    if r.get("assign", "block") != policy or int(r["players"]) != pl:
+                        continue
+                    f = lambda k: _num(r, k)
+                    print(f"| {mp} {behavior} | {pl} | {policy} | {f('bots.response_ms.p50'):.1f} / "
+                          f"{f('bots.response_ms.p99'):.1f} | {f('server.lock.shared_leaves_pct'):.1f} | "
+                          f"{(f('server.breakdown_pct.lock_leaf') or 0) + (f('server.breakdown_pct.lock_parent') or 0):.2f} | "
+                          f"{f('server.breakdown_pct.intra_wait'):.1f} / {f('server.breakdown_pct.inter_wait'):.1f} | "
+                          f"{f('server.assignment.exec_imbalance_pct'):.1f} | {f('server.assignment.routed_commands_pct'):.1f} | "
+                          f"{f('server.assignment.migrations_per_s'):.1f} | {f('bots.outage_ms'):.1f} |")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = ap.add_subparsers(dest="cmd", required=True)
     for name, fn, nargs in (("sweep", cmd_sweep, None), ("ckpt", cmd_ckpt, "+"), ("replay", cmd_replay, None),
                             ("recovery", cmd_recovery, None), ("fig7", cmd_fig7, "+"),
-                            ("schemes", cmd_schemes, None)):
+                            ("schemes", cmd_schemes, None), ("assign", cmd_assign, "+")):
         p = sub.add_parser(name)
         p.add_argument("table", nargs=nargs)
         p.add_argument("--out", default="out/figs")

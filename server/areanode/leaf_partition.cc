@@ -1,0 +1,166 @@
+// LeafPartition: connected, balanced ownership of an areanode tree's leaves.
+#include "server/areanode/leaf_partition.h"
+
+#include <algorithm>
+#include <limits>
+
+#include "server/core/check.h"
+
+namespace areanode {
+
+namespace {
+
+// Length of the overlap of [a0, a1] and [b0, b1] (negative: apart).
+float Overlap(float a0, float a1, float b0, float b1) { return std::min(a1, b1) - std::max(a0, b0); }
+
+// True if the regions share a face: they touch on one axis and overlap with positive length on
+// the other (Z is never split, so every region spans the same height).
+bool ShareFace(const Bounds& a, const Bounds& b) {
+  for (int axis = 0; axis < 2; ++axis) {
+    const int other = 1 - axis;
+    const bool touch = a.maxs[axis] == b.mins[axis] || b.maxs[axis] == a.mins[axis];
+    if (touch && Overlap(a.mins[other], a.maxs[other], b.mins[other], b.maxs[other]) > 0) {
+      return true;
+    }
+  }
+  return false;
+}
+
+float Distance2(core::Vec3 a, core::Vec3 b) {
+  const float dx = a.x - b.x, dy = a.y - b.y;
+  return dx * dx + dy * dy;
+}
+
+}  // namespace
+
+LeafPartition::LeafPartition(const AreanodeTree& tree, int parts) : parts_(parts) {
+  AS_CHECK(parts >= 1, "LeafPartition: at least one part");
+  const int leaves = tree.leaf_count();
+  neighbours_.resize(static_cast<size_t>(leaves));
+  centre_.resize(static_cast<size_t>(leaves));
+  owner_.assign(static_cast<size_t>(leaves), 0);
+  for (int a = 0; a < leaves; ++a) {
+    const Bounds& ra = tree.node(tree.LeafNode(a)).bounds;
+    centre_[a] = {0.5f * (ra.mins.x + ra.maxs.x), 0.5f * (ra.mins.y + ra.maxs.y), 0};
+    for (int b = 0; b < leaves; ++b) {
+      if (b != a && ShareFace(ra, tree.node(tree.LeafNode(b)).bounds)) neighbours_[a].push_back(b);
+    }
+  }
+}
+
+void LeafPartition::Grow(std::span<const uint32_t> load) {
+  const int leaves = leaf_count();
+  AS_CHECK(static_cast<int>(load.size()) == leaves, "LeafPartition::Grow: one load per leaf");
+  owner_.assign(static_cast<size_t>(leaves), -1);
+  std::vector<int> seed;
+  std::vector<uint64_t> part_load(static_cast<size_t>(parts_), 0);
+  // Seeds: leaf 0, then each time the leaf farthest from every seed so far.
+  for (int p = 0; p < parts_ && p < leaves; ++p) {
+    int best = 0;
+    if (p > 0) {
+      float best_d = -1;
+      for (int l = 0; l < leaves; ++l) {
+        if (owner_[l] >= 0) continue;
+        float d = std::numeric_limits<float>::max();
+        for (int s : seed) d = std::min(d, Distance2(centre_[l], centre_[s]));
+        if (d > best_d) best_d = d, best = l;
+      }
+    }
+    seed.push_back(best);
+    owner_[best] = p;
+    part_load[p] += load[best];
+  }
+  // Growth: the lightest part with an unowned neighbour takes the one nearest its seed.
+  std::vector<bool> stuck(static_cast<size_t>(parts_), false);
+  for (int owned = static_cast<int>(seed.size()); owned < leaves;) {
+    int part = -1;
+    for (int p = 0; p < static_cast<int>(seed.size()); ++p) {
+      if (!stuck[p] && (part < 0 || part_load[p] < part_load[part])) part = p;
+    }
+    AS_CHECK(part >= 0, "LeafPartition::Grow: the leaf graph is not connected");
+    int take = -1;
+    float take_d = 0;
+    for (int l = 0; l < leaves; ++l) {
+      if (owner_[l] != part) continue;
+      for (int n : neighbours_[l]) {
+        if (owner_[n] >= 0) continue;
+        const float d = Distance2(centre_[n], centre_[seed[part]]);
+        if (take < 0 || d < take_d || (d == take_d && n < take)) take = n, take_d = d;
+      }
+    }
+    if (take < 0) {
+      stuck[part] = true;
+      continue;
+    }
+    owner_[take] = part;
+    part_load[part] += load[take];
+    ++owned;
+  }
+  // A part walled in by others stops early and stays light: even it out.
+  Improve(load);
+}
+
+std::vector<uint64_t> LeafPartition::PartLoads(std::span<const uint32_t> load) const {
+  std::vector<uint64_t> out(static_cast<size_t>(parts_), 0);
+  for (int l = 0; l < leaf_count(); ++l) out[owner_[l]] += load[l];
+  return out;
+}
+
+int LeafPartition::Improve(std::span<const uint32_t> load) {
+  AS_CHECK(static_cast<int>(load.size()) == leaf_count(), "LeafPartition::Improve: one load per leaf");
+  std::vector<uint64_t> part_load = PartLoads(load);
+  int moves = 0;
+  for (;;) {
+    // The move that lowers max(load(a), load(b)) the most; ties: the smaller leaf id.
+    int best_leaf = -1, best_to = -1;
+    uint64_t best_max = 0;
+    for (int l = 0; l < leaf_count(); ++l) {
+      const int a = owner_[l];
+      for (int n : neighbours_[l]) {
+        const int b = owner_[n];
+        if (b == a || part_load[b] + load[l] >= part_load[a]) continue;
+        const uint64_t new_max = std::max(part_load[a] - load[l], part_load[b] + load[l]);
+        if (best_leaf >= 0 && new_max >= best_max) continue;
+        if (!ConnectedWithout(a, l)) continue;
+        best_leaf = l, best_to = b, best_max = new_max;
+      }
+    }
+    if (best_leaf < 0) return moves;
+    part_load[owner_[best_leaf]] -= load[best_leaf];
+    part_load[best_to] += load[best_leaf];
+    owner_[best_leaf] = best_to;
+    ++moves;
+  }
+}
+
+bool LeafPartition::Connected(int part) const { return ConnectedWithout(part, -1); }
+
+bool LeafPartition::ConnectedWithout(int part, int removed) const {
+  std::vector<int> stack;
+  std::vector<bool> seen(static_cast<size_t>(leaf_count()), false);
+  int members = 0;
+  for (int l = 0; l < leaf_count(); ++l) {
+    if (owner_[l] != part || l == removed) continue;
+    ++members;
+    if (stack.empty() && !seen[l]) {
+      seen[l] = true;
+      stack.push_back(l);
+    }
+  }
+  if (members == 0) return removed < 0;  // taking a part's last leaf would empty it
+  int reached = 0;
+  while (!stack.empty()) {
+    const int l = stack.back();
+    stack.pop_back();
+    ++reached;
+    for (int n : neighbours_[l]) {
+      if (owner_[n] == part && n != removed && !seen[n]) {
+        seen[n] = true;
+        stack.push_back(n);
+      }
+    }
+  }
+  return reached == members;
+}
+
+}  // namespace areanode

@@ -1,0 +1,67 @@
+// LeafPartition: the leaves of an AreanodeTree split among `parts` owners (the server's frame
+// threads under --assign locality), each owner holding a connected set of leaves, the sets
+// balanced by a per-leaf load (players standing in the leaf).
+//
+// Adjacency: two leaves are neighbours when their regions share a stretch of a split plane of
+// positive length (a face, not just a corner). Leaves tile the world, so the graph is connected.
+//
+// Two steps, both deterministic (same inputs, same owners: the live server and aftershock-replay
+// agree):
+//   Grow     from scratch: `parts` seeds far apart (the first is leaf 0, each next the leaf
+//            farthest from the seeds so far), then the lightest part that still has an unowned
+//            neighbour takes the one nearest its seed, until every leaf is owned; then Improve
+//            (a part walled in early stays light). Every part is connected by construction;
+//            with more parts than leaves some parts are empty.
+//   Improve  from the current owners, the fewest moves: while some boundary leaf l of part a
+//            borders a part b with load(b) + load(l) < load(a), and a stays connected without l,
+//            the move that lowers the heavier side most is made. Every move strictly lowers the
+//            sum of squared part loads, so it ends; parts stay connected. It is a local search:
+//            when the heaviest and the lightest part do not touch it may stop with them two
+//            leaves apart (seen with 5 or 8 parts of 16 equal leaves; 2 to 4 parts come out
+//            within one leaf).
+// A single heavy leaf cannot be split: the balance is only as fine as the leaves (the tree's
+// depth).
+//
+// Threading: plain values and pure functions.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "server/areanode/areanode_tree.h"
+
+namespace areanode {
+
+class LeafPartition {
+ public:
+  // The neighbour graph of `tree`'s leaves; no owners yet (Grow assigns them).
+  LeafPartition(const AreanodeTree& tree, int parts);
+
+  int parts() const { return parts_; }
+  int leaf_count() const { return static_cast<int>(neighbours_.size()); }
+  const std::vector<int>& neighbours(int leaf) const { return neighbours_[leaf]; }
+
+  // Assigns every leaf afresh, balancing `load` (one value per leaf, >= 0).
+  void Grow(std::span<const uint32_t> load);
+  // Moves boundary leaves from heavier to lighter neighbouring parts while that lowers the
+  // imbalance (see above). Returns the number of leaves that changed owner.
+  int Improve(std::span<const uint32_t> load);
+
+  int owner(int leaf) const { return owner_[leaf]; }
+  const std::vector<int>& owners() const { return owner_; }
+  // Sum of `load` over each part's leaves.
+  std::vector<uint64_t> PartLoads(std::span<const uint32_t> load) const;
+  // True if part p's leaves form one connected set (an empty part counts as connected).
+  bool Connected(int part) const;
+
+ private:
+  bool ConnectedWithout(int part, int removed) const;
+
+  int parts_;
+  std::vector<std::vector<int>> neighbours_;
+  std::vector<core::Vec3> centre_;  // leaf region centres in X/Y (z = 0)
+  std::vector<int> owner_;
+};
+
+}  // namespace areanode
