@@ -111,8 +111,11 @@ int LeafPartition::Improve(std::span<const uint32_t> load) {
   std::vector<uint64_t> part_load = PartLoads(load);
   int moves = 0;
   for (;;) {
-    // The move that lowers max(load(a), load(b)) the most; ties: the smaller leaf id.
-    int best_leaf = -1, best_to = -1;
+    // The move that lowers max(load(a), load(b)) the most; among equals the one that leaves the
+    // borders shortest (the leaf with the most neighbours in b less those in a: a thread's
+    // leaves on a border are the ones the other thread's players lock too); then the smaller
+    // leaf id.
+    int best_leaf = -1, best_to = -1, best_compact = 0;
     uint64_t best_max = 0;
     for (int l = 0; l < leaf_count(); ++l) {
       const int a = owner_[l];
@@ -120,9 +123,12 @@ int LeafPartition::Improve(std::span<const uint32_t> load) {
         const int b = owner_[n];
         if (b == a || part_load[b] + load[l] >= part_load[a]) continue;
         const uint64_t new_max = std::max(part_load[a] - load[l], part_load[b] + load[l]);
-        if (best_leaf >= 0 && new_max >= best_max) continue;
+        if (best_leaf >= 0 && new_max > best_max) continue;
+        int compact = 0;
+        for (int m : neighbours_[l]) compact += owner_[m] == b ? 1 : owner_[m] == a ? -1 : 0;
+        if (best_leaf >= 0 && new_max == best_max && compact <= best_compact) continue;
         if (!ConnectedWithout(a, l)) continue;
-        best_leaf = l, best_to = b, best_max = new_max;
+        best_leaf = l, best_to = b, best_max = new_max, best_compact = compact;
       }
     }
     if (best_leaf < 0) return moves;

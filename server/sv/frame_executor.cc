@@ -127,11 +127,9 @@ void SumFrameCounters(std::span<FrameExecutor* const> executors, ServerStats* st
   if (in_frame >= 2) {
     AddRelaxed(stats->rptf_spread_sum, hi - lo);
     AddRelaxed(stats->rptf_spread_frames, 1);
-    if (exec_sum > 0) {  // (most - fewest) commands among the threads, in % of their mean
-      AddRelaxed(stats->exec_imbalance_milli_pct,
-                 (exec_hi - exec_lo) * 100000ull * static_cast<uint64_t>(in_frame) / exec_sum);
-      AddRelaxed(stats->exec_imbalance_frames, 1);
-    }
+    // (most - fewest) commands among the threads, and their mean (x1000), summed over frames.
+    AddRelaxed(stats->exec_spread_sum, exec_hi - exec_lo);
+    AddRelaxed(stats->exec_mean_milli_sum, exec_sum * 1000 / static_cast<uint64_t>(in_frame));
   }
   // Leaf statistics: relocks and leaves shared by two or more threads in the frame.
   if (!executors.empty() && executors[0]->locker() != nullptr) {

@@ -2,9 +2,10 @@
 // thread owns a connected set of the areanode tree's leaves (areanode::LeafPartition), and the
 // commands of a player standing in a thread's leaves run on that thread, so the threads lock
 // mostly different leaves. A player's connection stays on the worker port it joined; its
-// commands are read there and handed to the owner for the request phase (server.cc, the route
-// barrier), and its replies leave from the port as before, so moving between threads costs the
-// player nothing it can see.
+// commands are read there and, if another thread runs them, handed over: each worker runs its
+// own port's commands for its own players, then after the route barrier (server.cc) those the
+// other ports read for them. Its replies leave from the port as before, so moving between
+// threads costs the player nothing it can see.
 //
 // Once per frame, after the tick's world part (joins, leaves, world phase) and before its
 // commands, the master calls Update:

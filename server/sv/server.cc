@@ -225,8 +225,10 @@ void Server::RunFixed(int index, PhaseClock* clock) {
     AwaitWorldPhase(master, clock);                  // barrier A
     if (stop_frame_) break;
     w.ReceiveRequests(clock);
-    if (locality_) AwaitRoutedCommands(clock);       // barrier R
-    w.ExecuteRequests(clock);
+    if (locality_) {
+      AwaitRoutedCommands(clock);                    // barrier R
+      w.ExecuteRoutedRequests(clock);
+    }
     AwaitRequests(clock);                            // barrier B
     if (!AwaitTickRecord(master, clock)) break;      // B': durability failed, no replies
     ReplyWhenDurable(w, clock);
@@ -250,7 +252,6 @@ void Server::RunRequest(int index, PhaseClock* clock) {
       OpenRequests();
     }
     w.ReceiveRequests(clock);
-    w.ExecuteRequests(clock);
     if (IntraBarrier(clock)) ReplyWhenDurable(w, clock);
     EndFrame(index);
   }

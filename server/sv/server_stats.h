@@ -179,9 +179,9 @@ class ServerStats {
   // Sum over multi-thread frames of (max - min) requests among the threads, and their count.
   std::atomic<uint64_t> rptf_spread_sum{0}, rptf_spread_frames{0};
 
-  // Per-thread load: sum over multi-thread frames with commands of 1000 x (most - fewest)
-  // commands executed among the threads in % of their mean, and those frames.
-  std::atomic<uint64_t> exec_imbalance_milli_pct{0}, exec_imbalance_frames{0};
+  // Per-thread load, summed over multi-thread frames: (most - fewest) commands executed among
+  // the threads, and 1000 x their mean.
+  std::atomic<uint64_t> exec_spread_sum{0}, exec_mean_milli_sum{0};
   // --assign locality: commands run on another thread than the port's that read them; the
   // master's LocalityAssignment counters, copied after each update.
   std::atomic<uint64_t> routed_commands{0};

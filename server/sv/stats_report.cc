@@ -201,8 +201,8 @@ StatsReport TakeReport(const ServerStats& s, const ReportInfo& info) {
                                         static_cast<double>(r.commands));
   r.replay.commands_refused = Load(s.refused_commands);
   StatsReport::AssignmentFigures& a = r.assignment;
-  a.exec_imbalance_pct = Ratio(static_cast<double>(Load(s.exec_imbalance_milli_pct)) / 1000.0,
-                               static_cast<double>(Load(s.exec_imbalance_frames)));
+  a.exec_imbalance_pct = 100.0 * Ratio(static_cast<double>(Load(s.exec_spread_sum)),
+                                       static_cast<double>(Load(s.exec_mean_milli_sum)) / 1000.0);
   a.routed_commands = Load(s.routed_commands);
   a.routed_commands_pct = 100.0 * Ratio(static_cast<double>(a.routed_commands),
                                         static_cast<double>(r.commands));

@@ -87,7 +87,8 @@ struct StatsReport {
   uint64_t waited_commands = 0;   // commands that blocked on a lock another thread held
   double waited_commands_pct = 0;  // of the commands executed
   struct AssignmentFigures {       // docs/stats.md, `assignment`
-    double exec_imbalance_pct = 0;   // mean per frame: (most - fewest) commands per thread / mean
+    double exec_imbalance_pct = 0;   // sum over frames of (most - fewest) commands per thread,
+                                     // in % of the sum of their means
     uint64_t routed_commands = 0;    // run on another thread than the port's (locality)
     double routed_commands_pct = 0;  // of the commands executed
     uint64_t migrations = 0, rebalances = 0, leaves_moved = 0;

@@ -92,6 +92,7 @@ void Worker::ReceiveRequests(PhaseClock* clock) {
   junk_.Drain([&](ENetEvent& ev) { HandleEvent(ev, now_ms); });
   Expire(now_ms);
   RouteCommands();
+  executor_.ExecuteCommands(exec_batch_, clock);
 }
 
 void Worker::HandleEvent(ENetEvent& ev, uint64_t now_ms) {
@@ -296,18 +297,17 @@ void Worker::RouteCommands() {
   commands_.clear();
 }
 
-void Worker::ExecuteRequests(PhaseClock* clock) {
-  if (shared_->locality != nullptr) {
-    const size_t threads = static_cast<size_t>(shared_->options->threads);
-    for (size_t from = 0; from < threads; ++from) {
-      if (from == static_cast<size_t>(index_)) continue;
-      std::vector<PlayerCommand>& in = shared_->routed[from * threads + static_cast<size_t>(index_)];
-      executor_.CountRouted(static_cast<uint32_t>(in.size()));
-      exec_batch_.insert(exec_batch_.end(), in.begin(), in.end());
-      in.clear();
-    }
+void Worker::ExecuteRoutedRequests(PhaseClock* clock) {
+  exec_batch_.clear();
+  const size_t threads = static_cast<size_t>(shared_->options->threads);
+  for (size_t from = 0; from < threads; ++from) {
+    if (from == static_cast<size_t>(index_)) continue;
+    std::vector<PlayerCommand>& in = shared_->routed[from * threads + static_cast<size_t>(index_)];
+    exec_batch_.insert(exec_batch_.end(), in.begin(), in.end());
+    in.clear();
   }
-  executor_.ExecuteCommands(exec_batch_, clock);
+  executor_.CountRouted(static_cast<uint32_t>(exec_batch_.size()));
+  if (!exec_batch_.empty()) executor_.ExecuteCommands(exec_batch_, clock);
 }
 
 // ---- Reply phase -----------------------------------------------------------------------------

@@ -4,8 +4,9 @@
 // It is the server's request source and reply sink: the phases themselves (commands under the
 // locking scheme, snapshots built and encoded) are its FrameExecutor's, which aftershock-replay
 // runs too. The frame loop (server.cc) calls it phase by phase on its own thread:
-//   Poll (request mode, idle) -> ReceiveRequests (receive, validate, route) -> ExecuteRequests
-//   (the executor runs the commands) -> BuildReplies (the executor's encoded snapshots, held; read-only on the world) ->
+//   Poll (request mode, idle) -> ReceiveRequests (receive, validate, the executor runs the
+//   commands; locality: hands the other threads theirs) -> ExecuteRoutedRequests (locality: the
+//   commands the other ports read for this thread's players) -> BuildReplies (the executor's encoded snapshots, held; read-only on the world) ->
 //   SendReplies (reliable events + the held snapshots, once the frame's tick is durable) or
 //   DropReplies (it never became durable: nothing of the frame is shown).
 //
@@ -47,12 +48,13 @@ class Worker {
   // the next request phase. True if anything arrived (now or earlier) that needs a frame.
   bool Poll(int timeout_ms);
 
-  // The request phase in two steps: ReceiveRequests reads the port and validates (and under
-  // --assign locality hands each command whose player another thread runs to that thread:
-  // shared->routed); once every worker has received (the server's route barrier, locality only),
-  // ExecuteRequests runs this thread's commands, its own port's first, then those routed to it.
+  // The request phase: ReceiveRequests reads the port and validates, then runs the commands of
+  // the players this thread runs (all of them, unless --assign locality). Under locality it
+  // hands each other command to the thread that runs its player (shared->routed), and once every
+  // worker has received (the server's route barrier) ExecuteRoutedRequests runs those handed to
+  // this thread. A player's commands all arrive on one port, so they run in order either way.
   void ReceiveRequests(PhaseClock* clock);
-  void ExecuteRequests(PhaseClock* clock);
+  void ExecuteRoutedRequests(PhaseClock* clock);
   // Encodes every requesting player's snapshot while the log syncs the frame's tick. Until
   // `durable` (polled every few snapshots, never blocking) answers true the snapshots are held
   // in memory; from then on the frame's reliable events and the held snapshots leave, and each

@@ -251,6 +251,44 @@ TEST_CASE("bots with --verify report no violation after a crash when the server 
   std::system(("rm -rf " + dir).c_str());
 }
 
+TEST_CASE("bots with --verify stay clean across a kill -9 while players migrate between locality threads") {
+  const std::string dir = TempPath("locality_data");
+  std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
+  const std::string stats = TempPath("locality.server.json");
+  // Small leaves, no hysteresis and frequent rebalancing: players change threads all the time.
+  const std::vector<std::string> locality = {"--threads", "2", "--assign", "locality", "--areanode-depth", "7",
+                                             "--migrate-margin", "0", "--rebalance-s", "0.5",
+                                             "--data-dir", dir, "--stats-out", stats, "--stats-interval", "0.2"};
+  ServerRun server = StartServer(0, "locality", locality);
+  const std::string out = TempPath("locality.json");
+  const std::string series = TempPath("locality.csv");
+  Subprocess bots({kBin + "/aftershock-bots", "--server", Address(server.port), "--bots", "12", "--duration", "9",
+                   "--verify", "--quiet", "--identity-prefix", "loc", "--series", series, "--out", out},
+                  TempPath("locality.bots.out"), TempPath("locality.bots.err"));
+  REQUIRE(WaitUntilAllPlaying(series, 12, 15, 2));
+  // Kill it once players have migrated (the stats file counts them), so the log holds ticks
+  // whose commands ran on a thread other than their port's.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  double migrations = 0;
+  while (std::chrono::steady_clock::now() < deadline) {
+    const std::string text = ReadFile(stats);
+    if (!text.empty()) migrations = JsonNumber(text, "migrations", "assignment");
+    if (migrations >= 3) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  REQUIRE(migrations >= 3);
+  server.process->Kill(SIGKILL);
+  server = StartServer(server.port, "locality2", locality);
+  const int rc = bots.Wait(30);
+  const std::string json = ReadFile(out);
+  INFO(json);
+  REQUIRE(rc == 0);
+  CHECK(JsonNumber(json, "rejoin_checks") >= 12);
+  CHECK(JsonNumber(json, "durability_violations") == 0);
+  CHECK(JsonNumber(json, "connected") == 12);
+  std::system(("rm -rf " + dir).c_str());
+}
+
 TEST_CASE("a server paused for 0.5, 1 and 2 s under load kicks nobody and loses no bot") {
   const std::string stats = TempPath("stall.server.json");
   ServerRun server = StartServer(0, "stall", {"--stats-out", stats, "--stats-interval", "0.1"});
