@@ -241,6 +241,8 @@ TEST_CASE("replay refuses bad flags with a clear message") {
       {{"--data-dir", "d", "--threads", "2"}, "--locking sequential runs one thread"},
       {{"--data-dir", "d", "--from-tick", "50", "--to-tick", "40"}, "--from-tick 50 must be below"},
       {{"--data-dir", "d", "--assign", "diagonal"}, "--assign must be"},
+      {{"--data-dir", "d", "--assign", "locality", "--rebalance-s", "0"}, "--rebalance-s must be"},
+      {{"--data-dir", "d", "--migrate-margin", "-1"}, "--migrate-margin must be"},
       {{"--locking", "global"}, "--data-dir is required"},
       {{"--data-dir", "d", "--threads", "many"}, "error:"},
       {{"--data-dir", "d", "stray"}, "unexpected argument"},
@@ -255,6 +257,7 @@ TEST_CASE("replay refuses bad flags with a clear message") {
   const sv::ParseResult help = parse({"--help"});
   CHECK(help.outcome == sv::ParseOutcome::kHelp);
   for (const char* flag : {"--data-dir", "--map", "--threads", "--locking", "--assign",
+                           "--rebalance-s", "--rebalance-threshold", "--migrate-margin",
                            "--from-tick", "--to-tick", "--stats-out", "--vis-cache"}) {
     CHECK(help.text.find(flag) != std::string::npos);
   }
