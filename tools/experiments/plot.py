@@ -37,6 +37,9 @@
                          (b) leaves shared by 2+ threads per frame against players; (c) lock
                          plus barrier wait share and the per-thread command imbalance; (d) p99
                          response; also prints the numbers as a Markdown table
+  plot.py replay-assign out/replay_assign/replay.csv --out out/figs   (replay_sweep.py --assign ...)
+      replay_assign.png  one trace replayed at 2-8 threads per assignment policy: leaves shared,
+                         commands that waited, per-thread imbalance, lock + wait; prints a table
 
 One figure set per (locking, frame mode, map) found in the sweep table. Runs under Debian's python3
 (python3-matplotlib), hence the /usr/bin/python3 shebang.
@@ -307,8 +310,10 @@ SCHEME_STYLE = {"sequential": ("k", "s"), "global": ("#d62728", "o"), "areanode"
 def _replay_rows(path):
     """Replay rows with per-point means over repetitions: {(locking, threads): {key: mean}}."""
     rows = _load(path)
+    if any(r.get("assign") for r in rows):  # a policy sweep: these figures are block's
+        rows = [r for r in rows if r.get("assign") == "block"]
     if not rows:
-        sys.exit(f"{path}: no successful replay rows")
+        sys.exit(f"{path}: no successful replay rows (with --assign block)")
     points = collections.defaultdict(list)
     for r in rows:
         lock = sum(_num(r, f"replay.breakdown_pct.{k}") or 0 for k in ("lock_leaf", "lock_parent"))
@@ -559,6 +564,67 @@ def cmd_schemes(args):
 ASSIGN_STYLE = {"block": "#1f77b4", "round-robin": "#ff7f0e", "locality": "#2ca02c"}
 
 
+def cmd_replay_assign(args):
+    """Assignment policies on one trace (replay_sweep.py --assign block,round-robin,locality):
+    conflicts against replay threads, one line per policy (means over repetitions)."""
+    rows = _load(args.table)
+    if not rows or not any(r.get("assign") for r in rows):
+        sys.exit(f"{args.table}: no successful rows with an assign column (replay_sweep.py --assign ...)")
+    os.makedirs(args.out, exist_ok=True)
+    points = collections.defaultdict(list)
+    for r in rows:
+        r["_lockwait"] = sum(_num(r, f"replay.breakdown_pct.{k}") or 0
+                             for k in ("lock_leaf", "lock_parent", "intra_wait", "inter_wait"))
+        points[(r["assign"], r["locking"], int(r["threads"]))].append(r)
+    keys = ("replay.lock.shared_leaves_pct", "replay.lock.waited_commands_pct", "_lockwait",
+            "replay.assignment.exec_imbalance_pct", "replay.assignment.migrations_per_s",
+            "replay.speed_x_realtime")
+    means = {p: {k: statistics.mean(_num(r, k) for r in rs) for k in keys
+                 if all(_num(r, k) is not None for r in rs)} for p, rs in points.items()}
+    nproc = int(rows[0].get("nproc") or os.cpu_count())
+    first = rows[0]
+    trace = (f"{os.path.basename(first.get('replay.map', '?'))}, "
+             f"{int(_num(first, 'replay.max_players_online') or 0)} players max, "
+             f"{int(_num(first, 'replay.ticks') or 0)} ticks")
+    panels = (("replay.lock.shared_leaves_pct", "% of leaves", "(a) leaves shared by 2+ threads per frame"),
+              ("replay.lock.waited_commands_pct", "% of commands", "(b) commands that waited for a lock"),
+              ("replay.assignment.exec_imbalance_pct", "% of the mean", "(c) per-thread command imbalance"),
+              ("_lockwait", "% of thread time", "(d) lock + barrier wait"))
+    fig, axes = plt.subplots(1, 4, figsize=(18, 4.3))
+    for ax, (key, ylabel, title) in zip(axes, panels):
+        for (assign, locking) in sorted({(a, lk) for a, lk, _ in means}):
+            pts = sorted((t, m[key]) for (a, lk, t), m in means.items()
+                         if a == assign and lk == locking and key in m and t >= 2)
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], "-o", color=ASSIGN_STYLE.get(assign, "gray"),
+                    label=f"{assign} ({locking})")
+        if key == "replay.lock.shared_leaves_pct":
+            ax.axhline(20, color="red", linewidth=0.8, alpha=0.6)
+        threads = sorted({t for (_, _, t) in means if t >= 2})
+        ax.set_xscale("log", base=2)
+        ax.set_xticks(threads)
+        ax.set_xticklabels([str(t) for t in threads])
+        ax.axvline(nproc, color="gray", linestyle=":", linewidth=1)
+        ax.set_xlabel(f"replay threads (dotted: {nproc} cores)")
+        ax.set_ylabel(ylabel)
+        ax.set_ylim(bottom=0)
+        ax.set_title(title, fontsize=9)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle(f"Assignment policies on one trace ({trace}), replayed on {nproc} cores", fontsize=10)
+    fig.tight_layout()
+    path = os.path.join(args.out, "replay_assign.png")
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    print("| assign | locking | threads | shared leaves % | waited commands % | imbalance % | lock + wait % | migrations/s (trace time) |")
+    print("|---|---|---|---|---|---|---|---|")
+    for (a, lk, t), m in sorted(means.items(), key=lambda kv: (kv[0][2], kv[0][0])):
+        print(f"| {a} | {lk} | {t} | {m.get('replay.lock.shared_leaves_pct', 0):.1f} "
+              f"| {m.get('replay.lock.waited_commands_pct', 0):.2f} "
+              f"| {m.get('replay.assignment.exec_imbalance_pct', 0):.1f} | {m.get('_lockwait', 0):.1f} "
+              f"| {m.get('replay.assignment.migrations_per_s', 0):.2f} |")
+    print(f"wrote {path}")
+
+
 def cmd_assign(args):
     """Assignment policies side by side (experiment.py --assign block,round-robin,locality): one
     figure per (map, bots' behaviour) with the stacked breakdown per (players, policy), the shared
@@ -654,7 +720,8 @@ def main():
     sub = ap.add_subparsers(dest="cmd", required=True)
     for name, fn, nargs in (("sweep", cmd_sweep, None), ("ckpt", cmd_ckpt, "+"), ("replay", cmd_replay, None),
                             ("recovery", cmd_recovery, None), ("fig7", cmd_fig7, "+"),
-                            ("schemes", cmd_schemes, None), ("assign", cmd_assign, "+")):
+                            ("schemes", cmd_schemes, None), ("assign", cmd_assign, "+"),
+                            ("replay-assign", cmd_replay_assign, None)):
         p = sub.add_parser(name)
         p.add_argument("table", nargs=nargs)
         p.add_argument("--out", default="out/figs")

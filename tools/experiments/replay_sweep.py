@@ -4,14 +4,17 @@
 1. aftershock-server (--threads 2 --locking areanode-opt, --checkpoint none so the log keeps
    every tick, --hash-log so the replay can compare hashes) plays --players bots for --duration
    seconds into OUT/trace (skipped with --trace DIR: replay an existing data directory).
-2. aftershock-replay runs the trace at every --threads x --locking point (sequential only at 1
-   thread), --reps times each, and OUT/replay.csv gets one row per run: the replay's stats JSON
-   flattened ('replay.lock.shared_leaves_pct', 'replay.speed_x_realtime', ...), plus threads,
-   locking, rep, nproc (this machine's cores) and loadavg_1m (the 1-minute load before the run).
+2. aftershock-replay runs the trace at every --threads x --locking x --assign point (sequential
+   only at 1 thread), --reps times each, and OUT/replay.csv gets one row per run: the replay's
+   stats JSON flattened ('replay.lock.shared_leaves_pct', 'replay.speed_x_realtime', ...), plus
+   threads, locking, assign, rep, nproc (this machine's cores) and loadavg_1m (the 1-minute load
+   before the run).
 
   tools/experiments/replay_sweep.py --players 256 --duration 40 --threads 1,2,4,8 \\
       --locking sequential,global,areanode,areanode-opt --out out/replay
   tools/experiments/plot.py replay out/replay/replay.csv --out out/replay/plots
+  tools/experiments/replay_sweep.py --players 512 --threads 2,4,8 --locking areanode-opt \
+      --assign block,round-robin,locality --out out/replay_assign   # assignment policies' conflicts
 
 Every child runs in its own process group and is killed on any exit path (experiment.py's).
 """
@@ -45,6 +48,7 @@ def record(args):
     bots_cmd = [os.path.join(args.bin, "aftershock-bots"), "--server", f"127.0.0.1:{args.port}",
                 "--bots", str(args.players), "--duration", str(args.duration + args.ramp),
                 "--ramp", str(args.ramp), "--seed", str(args.seed), "--identity-prefix", "trace",
+                "--behavior", args.behavior,
                 "--out", os.path.join(args.out, "record_bots.json")]
     server = exp._spawn(server_cmd, os.path.join(args.out, "record_server.log"))
     if not exp._wait_server_up(args.port, 120):
@@ -65,19 +69,20 @@ def record(args):
     return trace
 
 
-def replay(args, trace, threads, locking, rep):
+def replay(args, trace, threads, locking, assign, rep):
     runs = os.path.join(args.out, "runs")
     os.makedirs(runs, exist_ok=True)
-    stats = os.path.join(runs, f"t{threads}_{locking}_r{rep}.json")
+    stats = os.path.join(runs, f"t{threads}_{locking}_{assign}_r{rep}.json")
     if os.path.exists(stats):
         os.remove(stats)
     cmd = [os.path.join(args.bin, "aftershock-replay"), "--data-dir", trace, "--map", args.map,
-           "--threads", str(threads), "--locking", locking, "--stats-out", stats] + args.replay_arg
+           "--threads", str(threads), "--locking", locking, "--assign", assign,
+           "--stats-out", stats] + args.replay_arg
     load_before = round(os.getloadavg()[0], 2)  # the machine's other work: speed is only comparable at equal load
     p = exp._spawn(cmd, stats[:-5] + ".log")
     rc = p.wait()
     exp._kill_children()
-    row = {"threads": threads, "locking": locking, "rep": rep, "nproc": os.cpu_count(),
+    row = {"threads": threads, "locking": locking, "assign": assign, "rep": rep, "nproc": os.cpu_count(),
            "loadavg_1m": load_before, "status": "ok" if rc == 0 else f"replay exited {rc}"}
     try:
         with open(stats) as f:
@@ -101,6 +106,8 @@ def main():
     ap.add_argument("--trace", default="", help="replay this data directory instead of recording one")
     ap.add_argument("--threads", default="1,2,4,8", help="comma list of replay thread counts")
     ap.add_argument("--locking", default=",".join(SCHEMES), help="comma list of schemes")
+    ap.add_argument("--assign", default="block", help="comma list: block,round-robin,locality")
+    ap.add_argument("--behavior", default="mixed", help="the recording bots' --behavior")
     ap.add_argument("--reps", type=int, default=1, help="replays per point")
     ap.add_argument("--replay-arg", action="append", default=[], help="extra aftershock-replay flag")
     ap.add_argument("--bin", default=os.path.join(exp.ROOT, "build", "bin"))
@@ -127,14 +134,18 @@ def main():
 
     os.makedirs(args.out, exist_ok=True)
     trace = args.trace or record(args)
-    grid = sorted({(1 if lk == "sequential" else t, lk) for t in threads for lk in lockings})
+    assigns = exp._csv_list(args.assign)
+    for a in assigns:
+        if a not in ("block", "round-robin", "locality"):
+            ap.error(f"unknown assignment '{a}'")
+    grid = sorted({(1 if lk == "sequential" else t, lk, a) for t in threads for lk in lockings for a in assigns})
     rows = []
     try:
         for rep in range(args.reps):
-            for t, lk in grid:
-                row = replay(args, trace, t, lk, rep)
+            for t, lk, a in grid:
+                row = replay(args, trace, t, lk, a, rep)
                 rows.append(row)
-                print(f"threads={t} locking={lk} rep={rep}: {row['status']} "
+                print(f"threads={t} locking={lk} assign={a} rep={rep}: {row['status']} "
                       f"speed_x_realtime={row.get('replay.speed_x_realtime', '?')} "
                       f"shared_leaves_pct={row.get('replay.lock.shared_leaves_pct', '?')} "
                       f"hash_match={row.get('replay.state_hash_match', '?')}", flush=True)
