@@ -108,35 +108,140 @@ std::vector<uint64_t> LeafPartition::PartLoads(std::span<const uint32_t> load) c
 
 int LeafPartition::Improve(std::span<const uint32_t> load) {
   AS_CHECK(static_cast<int>(load.size()) == leaf_count(), "LeafPartition::Improve: one load per leaf");
+  auto sum_sq = [](const std::vector<uint64_t>& v) {
+    uint64_t s = 0;
+    for (uint64_t x : v) s += x * x;
+    return s;
+  };
   std::vector<uint64_t> part_load = PartLoads(load);
-  int moves = 0;
+  const std::vector<int> start = owner_;
+  // Rounds of balancing and walking, then smoothing. A round must lower the sum of squared part
+  // loads, or it is undone and Improve stops: so it ends, and walks that lead nowhere (the leaf
+  // they reach cannot be taken after all) leave no trace.
   for (;;) {
-    // The move that lowers max(load(a), load(b)) the most; among equals the one that leaves the
-    // borders shortest (the leaf with the most neighbours in b less those in a: a thread's
-    // leaves on a border are the ones the other thread's players lock too); then the smaller
-    // leaf id.
-    int best_leaf = -1, best_to = -1, best_compact = 0;
-    uint64_t best_max = 0;
+    const std::vector<int> before = owner_;
+    const uint64_t before_sq = sum_sq(part_load);
+    for (;;) {
+      int leaf = -1, to = -1;
+      if (!BestBalancingMove(load, part_load, &leaf, &to) &&
+          !WalkTowardLoad(load, part_load, &leaf, &to)) {
+        break;
+      }
+      part_load[owner_[leaf]] -= load[leaf];
+      part_load[to] += load[leaf];
+      owner_[leaf] = to;
+    }
+    if (sum_sq(part_load) >= before_sq) {
+      owner_ = before;
+      part_load = PartLoads(load);
+      Smooth(load);
+      break;
+    }
+    Smooth(load);
+  }
+  int moved = 0;
+  for (int l = 0; l < leaf_count(); ++l) moved += owner_[l] != start[l] ? 1 : 0;
+  return moved;
+}
+
+bool LeafPartition::BestBalancingMove(std::span<const uint32_t> load,
+                                      const std::vector<uint64_t>& part_load, int* leaf,
+                                      int* to) const {
+  // The move that lowers max(load(a), load(b)) the most; among equals the one that leaves the
+  // borders shortest (the leaf with the most neighbours in b less those in a: a thread's leaves
+  // on a border are the ones the other thread's players lock too); then the smaller leaf id. An
+  // empty leaf changes no load, so it is not moved here (WalkTowardLoad and Smooth place those).
+  int best_leaf = -1, best_to = -1, best_compact = 0;
+  uint64_t best_max = 0;
+  for (int l = 0; l < leaf_count(); ++l) {
+    const int a = owner_[l];
+    if (load[l] == 0) continue;
+    for (int n : neighbours_[l]) {
+      const int b = owner_[n];
+      if (b == a || part_load[b] + load[l] >= part_load[a]) continue;
+      const uint64_t new_max = std::max(part_load[a] - load[l], part_load[b] + load[l]);
+      if (best_leaf >= 0 && new_max > best_max) continue;
+      int compact = 0;
+      for (int m : neighbours_[l]) compact += owner_[m] == b ? 1 : owner_[m] == a ? -1 : 0;
+      if (best_leaf >= 0 && new_max == best_max && compact <= best_compact) continue;
+      if (!ConnectedWithout(a, l)) continue;
+      best_leaf = l, best_to = b, best_max = new_max, best_compact = compact;
+    }
+  }
+  *leaf = best_leaf, *to = best_to;
+  return best_leaf >= 0;
+}
+
+bool LeafPartition::WalkTowardLoad(std::span<const uint32_t> load,
+                                   const std::vector<uint64_t>& part_load, int* leaf,
+                                   int* to) const {
+  // The heaviest part a, and a lighter part b that could take one of a's loaded leaves t
+  // (load(b) + load(t) < load(a)) but does not touch one: the first empty leaf of a on the
+  // shortest path from b through a's empty leaves to such a t moves to b.
+  int a = 0;
+  for (int p = 1; p < parts_; ++p) a = part_load[p] > part_load[a] ? p : a;
+  std::vector<int> parent(static_cast<size_t>(leaf_count()), -2);  // -2 unseen, -1 start
+  std::vector<int> queue;
+  for (int b = 0; b < parts_; ++b) {  // lightest first would be better; ids keep it simple
+    if (b == a || part_load[b] >= part_load[a]) continue;
+    std::fill(parent.begin(), parent.end(), -2);
+    queue.clear();
     for (int l = 0; l < leaf_count(); ++l) {
-      const int a = owner_[l];
+      if (owner_[l] != a || load[l] != 0) continue;
       for (int n : neighbours_[l]) {
-        const int b = owner_[n];
-        if (b == a || part_load[b] + load[l] >= part_load[a]) continue;
-        const uint64_t new_max = std::max(part_load[a] - load[l], part_load[b] + load[l]);
-        if (best_leaf >= 0 && new_max > best_max) continue;
-        int compact = 0;
-        for (int m : neighbours_[l]) compact += owner_[m] == b ? 1 : owner_[m] == a ? -1 : 0;
-        if (best_leaf >= 0 && new_max == best_max && compact <= best_compact) continue;
-        if (!ConnectedWithout(a, l)) continue;
-        best_leaf = l, best_to = b, best_max = new_max, best_compact = compact;
+        if (owner_[n] == b) {
+          parent[l] = -1;
+          queue.push_back(l);
+          break;
+        }
       }
     }
-    if (best_leaf < 0) return moves;
-    part_load[owner_[best_leaf]] -= load[best_leaf];
-    part_load[best_to] += load[best_leaf];
-    owner_[best_leaf] = best_to;
-    ++moves;
+    for (size_t i = 0; i < queue.size(); ++i) {
+      const int l = queue[i];
+      for (int n : neighbours_[l]) {
+        if (owner_[n] != a || parent[n] != -2) continue;
+        parent[n] = l;
+        if (load[n] == 0) {
+          queue.push_back(n);
+          continue;
+        }
+        if (part_load[b] + load[n] >= part_load[a]) continue;  // b could not take it
+        if (!ConnectedWithout(a, n)) continue;                  // nor could a give it
+        int first = l;
+        while (parent[first] != -1) first = parent[first];
+        if (!ConnectedWithout(a, first)) continue;
+        *leaf = first, *to = b;
+        return true;
+      }
+    }
   }
+  return false;
+}
+
+int LeafPartition::Smooth(std::span<const uint32_t> load) {
+  int moves = 0;
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (int l = 0; l < leaf_count(); ++l) {
+      if (load[l] != 0) continue;
+      const int a = owner_[l];
+      // The part holding most of l's neighbours; l moves there if that is more than a holds.
+      int best = a, best_count = 0, own = 0;
+      for (int n : neighbours_[l]) own += owner_[n] == a ? 1 : 0;
+      for (int n : neighbours_[l]) {
+        const int b = owner_[n];
+        if (b == a) continue;
+        int count = 0;
+        for (int m : neighbours_[l]) count += owner_[m] == b ? 1 : 0;
+        if (count > best_count || (count == best_count && b < best)) best = b, best_count = count;
+      }
+      if (best == a || best_count <= own || !ConnectedWithout(a, l)) continue;
+      owner_[l] = best;
+      ++moves;
+      moved = true;
+    }
+  }
+  return moves;
 }
 
 bool LeafPartition::Connected(int part) const { return ConnectedWithout(part, -1); }

@@ -12,14 +12,21 @@
 //            neighbour takes the one nearest its seed, until every leaf is owned; then Improve
 //            (a part walled in early stays light). Every part is connected by construction;
 //            with more parts than leaves some parts are empty.
-//   Improve  from the current owners, the fewest moves: while some boundary leaf l of part a
-//            borders a part b with load(b) + load(l) < load(a), and a stays connected without l,
-//            the move that lowers the heavier side most is made (among equals, the one that
-//            leaves the shortest borders: most neighbours in b less those in a). Every move strictly lowers the
-//            sum of squared part loads, so it ends; parts stay connected. It is a local search:
-//            when the heaviest and the lightest part do not touch it may stop with them two
-//            leaves apart (seen with 5 or 8 parts of 16 equal leaves; 2 to 4 parts come out
-//            within one leaf).
+//   Improve  from the current owners, in rounds, each of
+//            - balancing moves: while a loaded leaf l of part a borders a part b with
+//              load(b) + load(l) < load(a), and a stays connected without l, the move that
+//              lowers the heavier side most (among equals, the one that leaves the shortest
+//              borders: most neighbours in b less those in a); an empty leaf changes no load
+//              and is not moved for balance;
+//            - walks: when no such move exists but a lighter part could take a loaded leaf of
+//              the heaviest part beyond some of its empty leaves, the first empty leaf on the
+//              shortest such path moves to the lighter part;
+//            - then Smooth.
+//            A round must lower the sum of squared part loads or it is undone (a walk that
+//            reached nothing it could take) and Improve stops, so it ends; parts stay connected.
+//            It is a local search: when the heaviest and the lightest part do not touch it may
+//            stop with them two leaves apart (seen with 5 or 8 parts of 16 equal leaves; 2 to 4
+//            parts come out within one leaf).
 // A single heavy leaf cannot be split: the balance is only as fine as the leaves (the tree's
 // depth).
 //
@@ -46,8 +53,12 @@ class LeafPartition {
   // Assigns every leaf afresh, balancing `load` (one value per leaf, >= 0).
   void Grow(std::span<const uint32_t> load);
   // Moves boundary leaves from heavier to lighter neighbouring parts while that lowers the
-  // imbalance (see above). Returns the number of leaves that changed owner.
+  // imbalance (see above), then Smooth. Returns the number of leaves whose owner changed.
   int Improve(std::span<const uint32_t> load);
+  // Moves each empty leaf (load 0) to the part that holds most of its neighbours, if that is
+  // more than its own part holds and its part stays connected: loads stay as they are and the
+  // borders get shorter (each move cuts fewer neighbour pairs, so it ends).
+  int Smooth(std::span<const uint32_t> load);
 
   int owner(int leaf) const { return owner_[leaf]; }
   const std::vector<int>& owners() const { return owner_; }
@@ -58,6 +69,12 @@ class LeafPartition {
 
  private:
   bool ConnectedWithout(int part, int removed) const;
+  // Improve's steps: a move of a loaded leaf that lowers the imbalance, or else one empty leaf
+  // of the heaviest part toward a loaded leaf a lighter part could take. False: none.
+  bool BestBalancingMove(std::span<const uint32_t> load, const std::vector<uint64_t>& part_load,
+                         int* leaf, int* to) const;
+  bool WalkTowardLoad(std::span<const uint32_t> load, const std::vector<uint64_t>& part_load,
+                      int* leaf, int* to) const;
 
   int parts_;
   std::vector<std::vector<int>> neighbours_;

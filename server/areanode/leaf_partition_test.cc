@@ -116,3 +116,22 @@ TEST_CASE("Improve moves only a few leaves when the load shifts a little") {
   CHECK(moves <= 1);
   CheckPartition(p);
 }
+
+TEST_CASE("Improve reaches load beyond empty leaves and ends smoothed") {
+  AreanodeTree tree(Bounds{{-2048, -2048, -100}, {2048, 2048, 100}}, 6, 8);  // 64 leaves
+  for (int parts : {2, 3, 4}) {
+    INFO(parts << " parts");
+    LeafPartition p(tree, parts);
+    p.Grow(std::vector<uint32_t>(64, 1));
+    // A few players in four leaves of one corner, the rest of the map empty: the other parts
+    // must walk through empty leaves to take some.
+    std::vector<uint32_t> load(64, 0);
+    load[0] = 9, load[1] = 7, load[2] = 3, load[3] = 1;
+    const uint64_t before = Spread(p.PartLoads(load));
+    p.Improve(load);
+    CheckPartition(p);
+    CHECK(Spread(p.PartLoads(load)) < before);
+    CHECK(p.Smooth(load) == 0);  // Improve ended smoothed
+    CHECK(p.Improve(load) == 0);  // and at a fixpoint
+  }
+}

@@ -3,6 +3,11 @@
 
 #include <algorithm>
 
+#include <spdlog/fmt/ranges.h>
+#include <spdlog/spdlog.h>
+
+#include "server/core/steady_clock.h"
+
 namespace sv {
 
 LocalityAssignment::LocalityAssignment(const areanode::AreanodeTree& tree, int threads,
@@ -37,11 +42,16 @@ void LocalityAssignment::Update(const game::World& world, uint64_t tick) {
     const double mean = static_cast<double>(players) / partition_.parts();
     if (players >= partition_.parts() &&
         static_cast<double>(*hi - *lo) > options_.rebalance_threshold * mean) {
+      const uint64_t t0 = core::SteadyNs();
       const int moved = partition_.Improve(leaf_load_);
+      const double ms = static_cast<double>(core::SteadyNs() - t0) / 1e6;
       if (moved > 0) {
         ++rebalances_;
         leaves_moved_ += static_cast<uint64_t>(moved);
       }
+      const std::vector<uint64_t> after = partition_.PartLoads(leaf_load_);
+      spdlog::info("locality: players per thread {} -> {} ({} leaves moved in {:.2f} ms)",
+                   fmt::join(load, "/"), fmt::join(after, "/"), moved, ms);
     }
   }
 

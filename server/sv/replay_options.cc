@@ -32,9 +32,9 @@ cxxopts::Options MakeReplayOptions() {
                "or locality (the thread owning the leaves the player stands in, from the replayed positions)",
      cxxopts::value<std::string>()->default_value("block"))
     ("rebalance-s", "--assign locality: seconds of the trace between checks of the players per thread",
-     cxxopts::value<double>()->default_value("2"))
+     cxxopts::value<double>()->default_value("1"))
     ("rebalance-threshold", "--assign locality: move leaves when (most - fewest) players per thread exceeds this share of the mean",
-     cxxopts::value<double>()->default_value("0.25"))
+     cxxopts::value<double>()->default_value("0.1"))
     ("migrate-margin", "--assign locality: hysteresis in units, as the server's", cxxopts::value<float>()->default_value("64"))
     ("areanode-depth", "Areanode tree depth (1..8): 2^depth leaves to lock", cxxopts::value<int>()->default_value("4"))
     ("interest-radius", "Snapshot interest radius in units (as the server's)", cxxopts::value<float>()->default_value("2048"))

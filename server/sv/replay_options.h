@@ -16,8 +16,8 @@ struct ReplayOptions {
   int threads = 1;                             // frame threads, 1..64 (may exceed the cores)
   LockingScheme locking = LockingScheme::kSequential;
   Assignment assign = Assignment::kBlock;
-  double rebalance_s = 2;          // --assign locality, as the server's (at the trace's tick rate)
-  double rebalance_threshold = 0.25;
+  double rebalance_s = 1;          // --assign locality, as the server's (at the trace's tick rate)
+  double rebalance_threshold = 0.1;
   float migrate_margin = 64;
   int areanode_depth = 4;
   float interest_radius = 2048;

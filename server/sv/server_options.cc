@@ -116,10 +116,10 @@ cxxopts::Options MakeOptions() {
                "thread owns a connected part of the map's areanode leaves and runs the commands of "
                "the players in it; docs/architecture.md)", cxxopts::value<std::string>()->default_value("block"))
     ("rebalance-s", "--assign locality: seconds between checks of the players per thread",
-     cxxopts::value<double>()->default_value("2"))
+     cxxopts::value<double>()->default_value("1"))
     ("rebalance-threshold", "--assign locality: move leaves between threads when (most - fewest) "
                             "players per thread exceeds this share of the mean",
-     cxxopts::value<double>()->default_value("0.25"))
+     cxxopts::value<double>()->default_value("0.1"))
     ("migrate-margin", "--assign locality: a player moves to another thread's leaf only once it is "
                        "this many units away from every leaf of its own thread (hysteresis)",
      cxxopts::value<float>()->default_value("64"))

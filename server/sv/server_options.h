@@ -51,8 +51,8 @@ struct ServerOptions {
   int tick_hz = 30;                // fixed: frame rate; request: world phase at most this often
   Assignment assign = Assignment::kBlock;
   // --assign locality (locality.h): rebalance period, the imbalance that triggers it, hysteresis.
-  double rebalance_s = 2;
-  double rebalance_threshold = 0.25;
+  double rebalance_s = 1;
+  double rebalance_threshold = 0.1;
   float migrate_margin = 64;
   double duration_s = 0;           // 0 = serve until SIGINT/SIGTERM
   std::string stats_out;           // empty: no JSON file
@@ -102,8 +102,8 @@ std::string ResolveVisCacheDir(const std::string& flag, const std::string& fallb
 int WorkerForSlot(Assignment assign, int slot, int threads, int max_players);
 // --assign locality's knobs (locality.h), the rebalance period in ticks.
 struct LocalityOptions {
-  int rebalance_ticks = 60;           // how often the leaves may be rebalanced
-  double rebalance_threshold = 0.25;  // (max - min) / mean players per thread that triggers it
+  int rebalance_ticks = 30;           // how often the leaves may be rebalanced
+  double rebalance_threshold = 0.1;   // (max - min) / mean players per thread that triggers it
   float margin = 64;                  // hysteresis, units
 };
 // The locality options of `o`, its --rebalance-s in ticks at its --tick-hz.
