@@ -575,16 +575,19 @@ def cmd_replay_assign(args):
     for r in rows:
         r["_lockwait"] = sum(_num(r, f"replay.breakdown_pct.{k}") or 0
                              for k in ("lock_leaf", "lock_parent", "intra_wait", "inter_wait"))
+        # Per second of the recorded game (ticks at the trace's rate), not of the replay's wall time.
+        game_s = (_num(r, "replay.ticks") or 0) / (_num(r, "replay.tick_hz") or 30)
+        r["_migrations_per_game_s"] = (_num(r, "replay.assignment.migrations") or 0) / game_s if game_s else None
         points[(r["assign"], r["locking"], int(r["threads"]))].append(r)
     keys = ("replay.lock.shared_leaves_pct", "replay.lock.waited_commands_pct", "_lockwait",
-            "replay.assignment.exec_imbalance_pct", "replay.assignment.migrations_per_s",
+            "replay.assignment.exec_imbalance_pct", "_migrations_per_game_s",
             "replay.speed_x_realtime")
     means = {p: {k: statistics.mean(_num(r, k) for r in rs) for k in keys
                  if all(_num(r, k) is not None for r in rs)} for p, rs in points.items()}
     nproc = int(rows[0].get("nproc") or os.cpu_count())
     first = rows[0]
     trace = (f"{os.path.basename(first.get('replay.map', '?'))}, "
-             f"{int(_num(first, 'replay.max_players_online') or 0)} players max, "
+             f"{int(_num(first, 'replay.max_players') or 0)} player slots, "
              f"{int(_num(first, 'replay.ticks') or 0)} ticks")
     panels = (("replay.lock.shared_leaves_pct", "% of leaves", "(a) leaves shared by 2+ threads per frame"),
               ("replay.lock.waited_commands_pct", "% of commands", "(b) commands that waited for a lock"),
@@ -615,13 +618,13 @@ def cmd_replay_assign(args):
     path = os.path.join(args.out, "replay_assign.png")
     fig.savefig(path, dpi=110)
     plt.close(fig)
-    print("| assign | locking | threads | shared leaves % | waited commands % | imbalance % | lock + wait % | migrations/s (trace time) |")
+    print("| assign | locking | threads | shared leaves % | waited commands % | imbalance % | lock + wait % | migrations per game second |")
     print("|---|---|---|---|---|---|---|---|")
     for (a, lk, t), m in sorted(means.items(), key=lambda kv: (kv[0][2], kv[0][0])):
         print(f"| {a} | {lk} | {t} | {m.get('replay.lock.shared_leaves_pct', 0):.1f} "
               f"| {m.get('replay.lock.waited_commands_pct', 0):.2f} "
               f"| {m.get('replay.assignment.exec_imbalance_pct', 0):.1f} | {m.get('_lockwait', 0):.1f} "
-              f"| {m.get('replay.assignment.migrations_per_s', 0):.2f} |")
+              f"| {m.get('_migrations_per_game_s', 0):.1f} |")
     print(f"wrote {path}")
 
 
