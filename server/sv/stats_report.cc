@@ -4,7 +4,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <initializer_list>
 #include <string_view>
+#include <utility>
 
 namespace sv {
 
@@ -42,6 +44,16 @@ std::string Num(double v) {
 }
 
 std::string Num(uint64_t v) { return std::to_string(v); }
+
+// {"key": value, ...} of already formatted values, in the order given.
+std::string JsonObject(std::initializer_list<std::pair<std::string_view, std::string>> fields) {
+  std::string out = "{";
+  for (const auto& [key, value] : fields) {
+    if (out.size() > 1) out += ", ";
+    out += JsonString(key) + ": " + value;
+  }
+  return out + "}";
+}
 
 std::string BreakdownJson(const std::array<uint64_t, kPhaseCount>& ns) {
   const auto pct = Percentages(ns);
@@ -287,28 +299,28 @@ std::string ToJson(const StatsReport& r) {
            ", \"breakdown_pct\": " + BreakdownJson(r.thread_ns[t]) + "}";
   }
   field("per_thread", per + "\n  ]");
-  field("frame_ms", "{\"count\": " + Num(r.frame.count) + ", \"mean\": " + Num(r.frame.mean_ms) +
-                        ", \"p50\": " + Num(r.frame.p50_ms) + ", \"p99\": " +
-                        Num(r.frame.p99_ms) + ", \"max\": " + Num(r.frame.max_ms) + "}");
+  field("frame_ms", JsonObject({{"count", Num(r.frame.count)}, {"mean", Num(r.frame.mean_ms)},
+                                {"p50", Num(r.frame.p50_ms)}, {"p99", Num(r.frame.p99_ms)},
+                                {"max", Num(r.frame.max_ms)}}));
   field("requests_per_thread_per_frame",
-        "{\"mean\": " + Num(r.rptf_mean) + ", \"stddev\": " + Num(r.rptf_stddev) +
-            ", \"mean_spread\": " + Num(r.rptf_mean_spread) + "}");
-  field("lock", "{\"leaves_per_request\": " + Num(r.leaves_per_request) +
-                    ", \"leaves_per_request_pct\": " + Num(r.leaves_per_request_pct) +
-                    ", \"relock_pct\": " + Num(r.relock_pct) +
-                    ", \"shared_leaves_pct\": " + Num(r.shared_leaves_pct) +
-                    ", \"leaf_acquisitions\": " + Num(r.leaf_acquisitions) +
-                    ", \"retries\": " + Num(r.lock_retries) +
-                    ", \"waited_commands\": " + Num(r.waited_commands) +
-                    ", \"waited_commands_pct\": " + Num(r.waited_commands_pct) + "}");
+        JsonObject({{"mean", Num(r.rptf_mean)}, {"stddev", Num(r.rptf_stddev)},
+                    {"mean_spread", Num(r.rptf_mean_spread)}}));
+  field("lock", JsonObject({{"leaves_per_request", Num(r.leaves_per_request)},
+                            {"leaves_per_request_pct", Num(r.leaves_per_request_pct)},
+                            {"relock_pct", Num(r.relock_pct)},
+                            {"shared_leaves_pct", Num(r.shared_leaves_pct)},
+                            {"leaf_acquisitions", Num(r.leaf_acquisitions)},
+                            {"retries", Num(r.lock_retries)},
+                            {"waited_commands", Num(r.waited_commands)},
+                            {"waited_commands_pct", Num(r.waited_commands_pct)}}));
   const StatsReport::AssignmentFigures& a = r.assignment;
-  field("assignment", "{\"exec_imbalance_pct\": " + Num(a.exec_imbalance_pct) +
-                          ", \"routed_commands\": " + Num(a.routed_commands) +
-                          ", \"routed_commands_pct\": " + Num(a.routed_commands_pct) +
-                          ", \"migrations\": " + Num(a.migrations) +
-                          ", \"migrations_per_s\": " + Num(a.migrations_per_s) +
-                          ", \"rebalances\": " + Num(a.rebalances) +
-                          ", \"leaves_moved\": " + Num(a.leaves_moved) + "}");
+  field("assignment", JsonObject({{"exec_imbalance_pct", Num(a.exec_imbalance_pct)},
+                                  {"routed_commands", Num(a.routed_commands)},
+                                  {"routed_commands_pct", Num(a.routed_commands_pct)},
+                                  {"migrations", Num(a.migrations)},
+                                  {"migrations_per_s", Num(a.migrations_per_s)},
+                                  {"rebalances", Num(a.rebalances)},
+                                  {"leaves_moved", Num(a.leaves_moved)}}));
   if (r.durability.enabled) DurabilityJson(r.durability, &j);
   field("invalid_packets", Num(r.invalid_packets));
   field("kicked", Num(r.kicked));

@@ -347,7 +347,20 @@ def _scheme_lines(ax, means, key, ylabel, nproc, skip=()):
             continue
         color, marker = SCHEME_STYLE[scheme]
         ax.plot([p[0] for p in pts], [p[1] for p in pts], "-", color=color, marker=marker, label=scheme)
-    threads = sorted({t for (_, t) in means})
+    _thread_axis(ax, sorted({t for (_, t) in means}), nproc, ylabel)
+    ax.legend(fontsize=8)
+
+
+def _save(fig, path, dpi=120):
+    """Lays out, writes and closes `fig`, and says so."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)
+    print(f"wrote {path}")
+
+
+def _thread_axis(ax, threads, nproc, ylabel):
+    """A replay-threads x axis (log 2, the machine's cores dotted) and the y label."""
     ax.set_xscale("log", base=2)
     ax.set_xticks(threads)
     ax.set_xticklabels([str(t) for t in threads])
@@ -355,7 +368,6 @@ def _scheme_lines(ax, means, key, ylabel, nproc, skip=()):
     ax.set_xlabel(f"replay threads (dotted: this machine's {nproc} cores)")
     ax.set_ylabel(ylabel)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=8)
 
 
 def cmd_replay(args):
@@ -510,11 +522,7 @@ def cmd_fig7(args):
         ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
     fig.suptitle(f"Figure 7 on {', '.join(maps)} (fixed frames, {os.cpu_count()}-core machine)", fontsize=11)
-    fig.tight_layout()
-    path = os.path.join(args.out, "fig7_locking.png")
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    print(f"wrote {path}")
+    _save(fig, os.path.join(args.out, "fig7_locking.png"))
 
 
 
@@ -602,22 +610,12 @@ def cmd_replay_assign(args):
                     label=f"{assign} ({locking})")
         if key == "replay.lock.shared_leaves_pct":
             ax.axhline(20, color="red", linewidth=0.8, alpha=0.6)
-        threads = sorted({t for (_, _, t) in means if t >= 2})
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(threads)
-        ax.set_xticklabels([str(t) for t in threads])
-        ax.axvline(nproc, color="gray", linestyle=":", linewidth=1)
-        ax.set_xlabel(f"replay threads (dotted: {nproc} cores)")
-        ax.set_ylabel(ylabel)
+        _thread_axis(ax, sorted({t for (_, _, t) in means if t >= 2}), nproc, ylabel)
         ax.set_ylim(bottom=0)
         ax.set_title(title, fontsize=9)
-        ax.grid(alpha=0.3)
         ax.legend(fontsize=7)
     fig.suptitle(f"Assignment policies on one trace ({trace}), replayed on {nproc} cores", fontsize=10)
-    fig.tight_layout()
-    path = os.path.join(args.out, "replay_assign.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _save(fig, os.path.join(args.out, "replay_assign.png"), dpi=110)
     print("| assign | locking | threads | shared leaves % | waited commands % | imbalance % | lock + wait % | migrations per game second |")
     print("|---|---|---|---|---|---|---|---|")
     for (a, lk, t), m in sorted(means.items(), key=lambda kv: (kv[0][2], kv[0][0])):
@@ -625,7 +623,6 @@ def cmd_replay_assign(args):
               f"| {m.get('replay.lock.waited_commands_pct', 0):.2f} "
               f"| {m.get('replay.assignment.exec_imbalance_pct', 0):.1f} | {m.get('_lockwait', 0):.1f} "
               f"| {m.get('_migrations_per_game_s', 0):.1f} |")
-    print(f"wrote {path}")
 
 
 def cmd_assign(args):
@@ -699,11 +696,7 @@ def cmd_assign(args):
         threads = sorted({r["threads"] for r in rs})
         fig.suptitle(f"Assignment policies: {mp}, {behavior} bots, {'/'.join(threads)} threads, "
                      f"{rs[0]['locking']}, {rs[0]['frame_mode']} frames", fontsize=10)
-        fig.tight_layout()
-        path = os.path.join(args.out, f"assign_{os.path.splitext(mp)[0]}_{behavior}.png")
-        fig.savefig(path, dpi=110)
-        plt.close(fig)
-        print(f"wrote {path}")
+        _save(fig, os.path.join(args.out, f"assign_{os.path.splitext(mp)[0]}_{behavior}.png"), dpi=110)
         for pl in players:
             for policy in policies:
                 for r in rs:
