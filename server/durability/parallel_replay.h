@@ -4,12 +4,14 @@
 // replay). Every command still runs through ApplyLoggedCommand (World::ExecuteCommand).
 //
 // Why it is exact. A command reads and writes only its player, its rocket slots (no other command
-// touches those) and entities inside World::RegionOf(player, cmd), which the areanode leaves of
-// RegionLeaves(region, optimized) cover (the game's region check enforces it). RegionOf reads only
-// the player's edict and the map. So, walking the commands in log order (the dispatch), command j
-// gets its leaf set once (a) its player's previous command is done (nothing else moves the player's
-// box) and (b) every command already dispatched that holds a leaf under that box is done (only
-// such a command may write the player's edict); the region is then the one serial replay computes.
+// touches those) and entities whose box lies inside World::RegionOf(player, cmd)'s declared boxes
+// (Region::Covers), which the areanode leaves of RegionLeaves(region, optimized) cover (the game's
+// region check enforces it). RegionOf reads only the player's edict and the map. So, walking the
+// commands in log order (the dispatch), command j gets its leaf set once (a) its player's previous
+// command is done and (b) every command already dispatched, not done, and holding a leaf under
+// the player's box has a declared region that misses the box (only a command whose region meets
+// the box may write the player's edict, and so move it; LeavesTouching is inclusive, so such a
+// command holds a leaf under the box); the region is then the one serial replay computes.
 // Command j waits for the latest earlier command holding each of its leaves (and so, transitively,
 // for every earlier one). Two commands that run at once therefore share no leaf: they commute, as
 // they did live under the region locks. The world's globals are not written by commands
@@ -39,6 +41,7 @@
 #include "server/core/status.h"
 #include "server/core/thread_annotations.h"
 #include "server/durability/tick_record.h"
+#include "server/game/region.h"
 #include "server/game/world.h"
 
 namespace durability {
@@ -127,6 +130,13 @@ class ParallelReplay {
     // The commands waiting for this one, newest first; &closed_ once it is done.
     std::atomic<Edge*> dependents{nullptr};
   };
+  // A dispatched command's declared region (what it may write besides its own player and
+  // rockets): Region::LockBoxes, or the whole map.
+  struct DeclaredRegion {
+    bool whole_map = false;
+    int count = 0;
+    core::Bounds boxes[game::kMaxRegionBoxes];
+  };
   static constexpr int kLinking = 1 << 30;
   static constexpr int kClosedTick = 1 << 30;  // members_: the owner has closed the tick
 
@@ -149,6 +159,7 @@ class ParallelReplay {
   // it dispatched any command.
   bool TryDispatch();
   bool TryDispatchOne(int j) REQUIRES(dispatch_);
+  int InFlightMeeting(int leaf, const core::Bounds& box) REQUIRES(dispatch_);
   // Adds j to `holder`'s dependents unless holder is already done; true if it did.
   bool Link(int holder, int j) REQUIRES(dispatch_);
   void PushReady(int j);
@@ -206,6 +217,9 @@ class ParallelReplay {
   std::vector<int> chain_ GUARDED_BY(dispatch_);  // per command: longest dependency chain ending at it
   int tick_chain_ GUARDED_BY(dispatch_) = 0;      // the tick's longest chain so far
   std::vector<int> leaf_holder_ GUARDED_BY(dispatch_);  // per leaf: latest command dispatched on it
+  // Per leaf: the commands dispatched on it that were not yet seen done (pruned as it is read).
+  std::vector<std::vector<int>> in_flight_ GUARDED_BY(dispatch_);
+  std::vector<DeclaredRegion> declared_ GUARDED_BY(dispatch_);  // per command
   // Edges live in fixed blocks (never moved while a tick runs); reused from tick to tick.
   std::vector<std::unique_ptr<Edge[]>> edge_blocks_ GUARDED_BY(dispatch_);
   size_t edges_used_ GUARDED_BY(dispatch_) = 0;
