@@ -12,6 +12,22 @@
 #include "server/game/rng.h"
 
 namespace durability {
+namespace {
+
+// How long an idle thread polls before it parks: inside a tick (work comes back within a
+// command's time or two), and between ticks (the owner's world part and decoding).
+constexpr uint64_t kWorkSpinNs = 50'000;
+constexpr uint64_t kTickSpinNs = 200'000;
+
+void CpuRelax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#else
+  std::this_thread::yield();
+#endif
+}
+
+}  // namespace
 
 ParallelReplay::ParallelReplay(game::World* world, const Options& options)
     : world_(world), options_(options) {
@@ -19,21 +35,22 @@ ParallelReplay::ParallelReplay(game::World* world, const Options& options)
            "ParallelReplay: threads out of range");
   AS_CHECK(options.min_parallel_commands >= 1, "ParallelReplay: min_parallel_commands < 1");
   {
-    core::MutexLock lock(&mu_);
+    core::MutexLock lock(&shuffle_mu_);
     shuffle_state_ = options.shuffle_seed;
-    leaf_holder_.assign(static_cast<size_t>(world_->tree().leaf_count()), -1);
-    last_of_player_.assign(static_cast<size_t>(world_->max_players()) + 1, -1);
   }
+  dispatch_.Lock();
+  leaf_holder_.assign(static_cast<size_t>(world_->tree().leaf_count()), -1);
+  in_flight_.resize(static_cast<size_t>(world_->tree().leaf_count()));
+  last_of_player_.assign(static_cast<size_t>(world_->max_players()) + 1, -1);
+  dispatch_.Unlock();
   helpers_.reserve(static_cast<size_t>(options.threads - 1));
   for (int i = 1; i < options.threads; ++i) helpers_.emplace_back([this] { HelperMain(); });
 }
 
 ParallelReplay::~ParallelReplay() {
-  {
-    core::MutexLock lock(&mu_);
-    stop_ = true;
-  }
-  tick_cv_.SignalAll();
+  stop_.store(true, std::memory_order_release);
+  generation_.fetch_add(1, std::memory_order_release);
+  generation_.notify_all();
   for (std::thread& t : helpers_) t.join();
 }
 
@@ -82,21 +99,83 @@ core::Status ParallelReplay::ApplySerially(const std::vector<TickCommand>& comma
 }
 
 core::Status ParallelReplay::ApplyOnPool(const std::vector<TickCommand>& commands) {
-  const int n = static_cast<int>(commands.size());
   // No helper touches the World between ticks, so the owner may switch the tree's mode here.
   areanode::AreanodeTree& tree = world_->tree();
   const bool parent_locking = tree.parent_locking();
   tree.set_parent_locking(true);
 
-  mu_.Lock();
+  dispatch_.Lock();
+  PrepareTick(commands);
+  const uint64_t stalls_before = dispatch_stalls_;
+  dispatch_.Unlock();
+  {
+    core::MutexLock lock(&mu_);
+    failure_ = core::Status::OK();
+  }
+  // Open the tick (a helper that joins from now on sees the state above), then wake the helpers.
+  members_.fetch_and(~kClosedTick, std::memory_order_acq_rel);
+  generation_.fetch_add(1);  // seq_cst, as every step of the parking protocols (Idle)
+  if (parked_helpers_.load() > 0) generation_.notify_all();
+
+  const uint64_t owner_ran = RunTick();
+
+  // Close the tick and wait for the helpers still inside it: they only have to notice its end.
+  members_.fetch_or(kClosedTick, std::memory_order_acq_rel);
+  while (members_.load(std::memory_order_acquire) != kClosedTick) std::this_thread::yield();
+  const uint64_t ran = owner_ran + helper_ran_.exchange(0, std::memory_order_relaxed);
+
+  dispatch_.Lock();
+  const int tick_chain = tick_chain_;
+  const uint64_t stalls = dispatch_stalls_ - stalls_before;
+  dispatch_.Unlock();
+  core::Status result;
+  {
+    core::MutexLock lock(&mu_);
+    result = failure_;
+    ++stats_.parallel_ticks;
+    stats_.commands += ran;
+    stats_.pool_commands += ran;
+    stats_.critical_path += static_cast<uint64_t>(tick_chain);
+    stats_.dispatch_stalls += stalls;
+  }
+  commands_ = nullptr;
+  tree.set_parent_locking(parent_locking);
+  return result;
+}
+
+void ParallelReplay::PrepareTick(const std::vector<TickCommand>& commands) {
+  const int n = static_cast<int>(commands.size());
+  const size_t un = static_cast<size_t>(n);
+  if (capacity_ < un) {
+    capacity_ = std::max(un, 2 * capacity_);
+    state_ = std::make_unique<CommandState[]>(capacity_);
+    ready_slots_ = std::make_unique<std::atomic<int>[]>(capacity_);
+  }
+  for (size_t j = 0; j < un; ++j) {
+    state_[j].waiting.store(0, std::memory_order_relaxed);
+    state_[j].dependents.store(nullptr, std::memory_order_relaxed);
+    ready_slots_[j].store(-1, std::memory_order_relaxed);
+  }
   commands_ = &commands;
   count_ = n;
+  ready_head_.store(0, std::memory_order_relaxed);
+  ready_tail_.store(0, std::memory_order_relaxed);
+  done_count_.store(0, std::memory_order_relaxed);
+  failed_.store(false, std::memory_order_relaxed);
+  dispatch_left_.store(n > 0, std::memory_order_relaxed);
+  dispatch_blocker_.store(-1, std::memory_order_relaxed);
+  if (options_.shuffle_seed != 0) {
+    core::MutexLock lock(&shuffle_mu_);
+    shuffled_.clear();
+  }
+
   next_dispatch_ = 0;
-  done_count_ = 0;
-  running_ = 0;
-  failure_ = core::Status::OK();
+  blocker_ = -1;
+  stalled_at_ = -1;
+  tick_chain_ = 0;
+  edges_used_ = 0;
   std::fill(leaf_holder_.begin(), leaf_holder_.end(), -1);
-  previous_of_player_.resize(static_cast<size_t>(n));
+  previous_of_player_.resize(un);
   for (int j = 0; j < n; ++j) {
     const game::EntityId p = commands[j].player;
     int* last = world_->IsPlayerId(p) ? &last_of_player_[static_cast<size_t>(p)] : nullptr;
@@ -106,137 +185,267 @@ core::Status ParallelReplay::ApplyOnPool(const std::vector<TickCommand>& command
   for (const TickCommand& c : commands) {
     if (world_->IsPlayerId(c.player)) last_of_player_[static_cast<size_t>(c.player)] = -1;
   }
-  done_.assign(static_cast<size_t>(n), 0);
-  waiting_on_.assign(static_cast<size_t>(n), 0);
-  chain_.assign(static_cast<size_t>(n), 1);
-  tick_chain_ = 0;
-  if (dependents_.size() < static_cast<size_t>(n)) dependents_.resize(static_cast<size_t>(n));
-  for (int j = 0; j < n; ++j) dependents_[j].clear();
-  ready_.clear();
-  ++generation_;
-  tick_cv_.SignalAll();
-  RunTick();
-  const core::Status result = failure_;
-  commands_ = nullptr;
-  ++stats_.parallel_ticks;
-  stats_.commands += static_cast<uint64_t>(done_count_);
-  stats_.pool_commands += static_cast<uint64_t>(done_count_);
-  stats_.critical_path += static_cast<uint64_t>(tick_chain_);
-  mu_.Unlock();
-
-  tree.set_parent_locking(parent_locking);
-  return result;
+  linked_by_.assign(un, -1);
+  if (declared_.size() < un) declared_.resize(un);
+  for (std::vector<int>& list : in_flight_) list.clear();
+  chain_.assign(un, 1);
 }
 
+// Waits for a tick (spinning a little first: the owner's world part between two ticks is short),
+// runs it, and leaves it; a helper that arrives after the owner closed the tick backs out.
 void ParallelReplay::HelperMain() {
-  mu_.Lock();
-  uint64_t seen = generation_;
+  uint32_t seen = 0;
   for (;;) {
-    while (!stop_ && generation_ == seen) tick_cv_.Wait(&mu_);
-    if (stop_) break;
-    seen = generation_;
-    RunTick();
-  }
-  mu_.Unlock();
-}
-
-bool ParallelReplay::TickFinished() const {
-  return commands_ == nullptr || done_count_ == count_ || (!failure_.ok() && running_ == 0);
-}
-
-// Each thread alternates between running a ready command (outside the lock) and extending the
-// dispatch; it sleeps only when neither is possible. Wake-ups cost more than a short command, so a
-// thread wakes one sleeper only when it leaves ready work behind (the woken one does the same),
-// and all of them only when the tick ends. No wake-up is lost: every change happens under mu_
-// by a thread that then looks for work itself before it sleeps.
-void ParallelReplay::RunTick() {
-  while (!TickFinished()) {
-    if (!ready_.empty() && failure_.ok()) {
-      const int j = TakeReady();
-      if (!ready_.empty() && sleepers_ > 0) work_cv_.Signal();
-      const TickCommand& c = (*commands_)[static_cast<size_t>(j)];
-      ++running_;
-      mu_.Unlock();
-      const core::Status s = ApplyLoggedCommand(world_, c);
-      mu_.Lock();
-      --running_;
-      Complete(j, s);
-      continue;
+    const uint64_t spin_until = core::SteadyNs() + kTickSpinNs;
+    for (int i = 0; generation_.load(std::memory_order_acquire) == seen; ++i) {
+      if (stop_.load(std::memory_order_acquire)) return;
+      if ((i & 63) != 0 || core::SteadyNs() < spin_until) {
+        CpuRelax();
+        continue;
+      }
+      parked_helpers_.fetch_add(1);
+      generation_.wait(seen);
+      parked_helpers_.fetch_sub(1, std::memory_order_relaxed);
     }
-    if (failure_.ok() && DispatchReady()) continue;
-    ++sleepers_;
-    work_cv_.Wait(&mu_);
-    --sleepers_;
+    if (stop_.load(std::memory_order_acquire)) return;
+    seen = generation_.load(std::memory_order_acquire);
+    if ((members_.fetch_add(1, std::memory_order_acq_rel) & kClosedTick) == 0) {
+      helper_ran_.fetch_add(RunTick(), std::memory_order_relaxed);
+    }
+    members_.fetch_sub(1, std::memory_order_release);
   }
+}
+
+// Each thread extends the dispatch when it can (so that ready work appears early), runs a ready
+// command, and idles only when neither is possible.
+uint64_t ParallelReplay::RunTick() {
+  uint64_t ran = 0;
+  while (done_count_.load(std::memory_order_acquire) != count_) {
+    const bool dispatched = dispatch_left_.load(std::memory_order_relaxed) && TryDispatch();
+    const int j = TakeReady();
+    if (j >= 0) {
+      RunOne(j, &ran);
+    } else if (!dispatched) {
+      Idle();
+    }
+  }
+  return ran;
+}
+
+// After a refusal no command starts: the rest of the tick is only marked done.
+void ParallelReplay::RunOne(int j, uint64_t* ran) {
+  if (!failed_.load(std::memory_order_acquire)) {
+    const core::Status s = ApplyLoggedCommand(world_, (*commands_)[static_cast<size_t>(j)]);
+    ++*ran;
+    if (!s.ok()) {
+      core::MutexLock lock(&mu_);
+      if (failure_.ok()) failure_ = s;
+      failed_.store(true, std::memory_order_release);
+    }
+  }
+  Complete(j);
+}
+
+// Closing the list (release) publishes the command's writes to every later reader of Done(j)
+// and to the dependents it makes ready.
+void ParallelReplay::Complete(int j) {
+  Edge* e = state_[static_cast<size_t>(j)].dependents.exchange(&closed_);  // seq_cst: Idle
+  for (; e != nullptr; e = e->next) {
+    if (state_[static_cast<size_t>(e->target)].waiting.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      PushReady(e->target);
+    }
+  }
+  done_count_.fetch_add(1);
+  Wake();
+}
+
+void ParallelReplay::PushReady(int j) {
+  if (options_.shuffle_seed != 0) {
+    core::MutexLock lock(&shuffle_mu_);
+    shuffled_.push_back(j);
+    ready_tail_.fetch_add(1);
+  } else {
+    // Each command is pushed once per tick, so the tick's slots never wrap.
+    const int slot = ready_tail_.fetch_add(1);
+    ready_slots_[static_cast<size_t>(slot)].store(j, std::memory_order_release);
+  }
+  Wake();
 }
 
 int ParallelReplay::TakeReady() {
-  if (options_.shuffle_seed != 0 && ready_.size() > 1) {
-    const size_t k = static_cast<size_t>(game::NextRandom(&shuffle_state_) % ready_.size());
-    std::swap(ready_[0], ready_[k]);
+  if (options_.shuffle_seed != 0) {
+    core::MutexLock lock(&shuffle_mu_);
+    if (shuffled_.empty()) return -1;
+    const size_t k = static_cast<size_t>(game::NextRandom(&shuffle_state_) % shuffled_.size());
+    std::swap(shuffled_[k], shuffled_.back());
+    const int j = shuffled_.back();
+    shuffled_.pop_back();
+    ready_head_.fetch_add(1, std::memory_order_relaxed);
+    return j;
   }
-  const int j = ready_.front();
-  ready_.pop_front();
-  return j;
+  int head = ready_head_.load(std::memory_order_acquire);
+  for (;;) {
+    if (head >= ready_tail_.load(std::memory_order_acquire)) return -1;
+    // A slot is written once per tick; -1: its push is under way (the pusher wakes us after).
+    const int j = ready_slots_[static_cast<size_t>(head)].load(std::memory_order_acquire);
+    if (j < 0) return -1;
+    if (ready_head_.compare_exchange_weak(head, head + 1, std::memory_order_acq_rel,
+                                          std::memory_order_acquire)) {
+      return j;
+    }
+  }
 }
 
-void ParallelReplay::Complete(int j, const core::Status& s) {
-  done_[j] = 1;
-  ++done_count_;
-  if (!s.ok() && failure_.ok()) failure_ = s;
-  for (int d : dependents_[j]) {
-    if (--waiting_on_[d] == 0) ready_.push_back(d);
-  }
-  if (TickFinished()) work_cv_.SignalAll();  // the owner and the helpers leave RunTick
+bool ParallelReplay::WorkVisible() const {
+  if (done_count_.load() == count_) return true;
+  if (ready_head_.load() < ready_tail_.load()) return true;
+  if (!dispatch_left_.load() || dispatch_.held()) return false;
+  const int blocker = dispatch_blocker_.load();
+  return blocker < 0 || state_[static_cast<size_t>(blocker)].dependents.load() == &closed_;
 }
 
-bool ParallelReplay::DispatchReady() {
+// The parking protocol: a parker announces itself (sleepers_), then looks for work once more; a
+// waker changes the state, then looks for parkers. All these steps are seq_cst (one total
+// order), so either the parker sees the change or the waker sees the parker and bumps
+// work_seq_, which the parker's wait compares against. (No fences: TSan does not model them.)
+void ParallelReplay::Idle() {
+  const uint64_t spin_until = core::SteadyNs() + kWorkSpinNs;
+  for (int i = 1;; ++i) {
+    if (WorkVisible()) return;
+    if ((i & 63) != 0 || core::SteadyNs() < spin_until) {
+      CpuRelax();
+      continue;
+    }
+    break;
+  }
+  sleepers_.fetch_add(1);
+  const uint32_t seq = work_seq_.load();
+  if (!WorkVisible()) work_seq_.wait(seq);
+  sleepers_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+void ParallelReplay::Wake() {
+  if (sleepers_.load() == 0) return;
+  work_seq_.fetch_add(1);
+  work_seq_.notify_all();
+}
+
+bool ParallelReplay::TryDispatch() {
+  if (!dispatch_.TryLock()) return false;
   bool any = false;
-  while (next_dispatch_ < count_ && TryDispatchOne(next_dispatch_)) {
-    ++next_dispatch_;
+  while (next_dispatch_ < count_) {
+    if (failed_.load(std::memory_order_acquire)) {
+      PushReady(next_dispatch_++);  // to be marked done, not run
+    } else if (TryDispatchOne(next_dispatch_)) {
+      ++next_dispatch_;
+    } else {
+      break;
+    }
     any = true;
   }
-  if (!any && next_dispatch_ < count_) ++stats_.dispatch_stalls;
+  const bool left = next_dispatch_ < count_;
+  dispatch_blocker_.store(left ? blocker_ : -1);
+  if (!left) dispatch_left_.store(false);
+  dispatch_.Unlock();
+  // A thread that found the flag held may have parked meanwhile, and the dispatch may be able to
+  // move on now (its blocker may have finished before the flag was free).
+  if (left) Wake();
   return any;
 }
 
 // Dispatches command j (the next in log order) if its leaf set can be computed now: see the
-// header for conditions (a) and (b). A command of an id that is not a player slot claims every
-// leaf; ApplyLoggedCommand then reports it.
+// header for conditions (a) and (b). (b) used to wait for every holder of a leaf under the box;
+// a leaf is 1/16 of the map, so that stalled the dispatch at 40% of the commands on dm_arena, and
+// checking the declared boxes of the commands in flight there stalls it at 16%. A command of an id that is not a player slot claims every
+// leaf; ApplyLoggedCommand then reports it. A stall remembers the command it waits for, so that
+// retries cost one load until that one is done.
 bool ParallelReplay::TryDispatchOne(int j) {
+  if (blocker_ >= 0 && !Done(blocker_)) return false;
+  blocker_ = -1;
   const TickCommand& c = (*commands_)[static_cast<size_t>(j)];
   const areanode::AreanodeTree& tree = world_->tree();
   const int prev = previous_of_player_[j];
-  if (prev >= 0 && !done_[prev]) return false;
-  if (world_->IsPlayerId(c.player)) {
-    tree.LeavesTouching(world_->BoxOf(c.player), &box_leaves_);
-    for (int leaf : box_leaves_) {
-      const int holder = leaf_holder_[leaf];
-      if (holder >= 0 && !done_[holder]) return false;
-    }
+  if (prev >= 0 && !Done(prev)) blocker_ = prev;
+  const bool player = world_->IsPlayerId(c.player);
+  if (blocker_ < 0 && player) {
+    const core::Bounds box = world_->BoxOf(c.player);
+    tree.LeavesTouching(box, &box_leaves_);
+    for (size_t i = 0; i < box_leaves_.size() && blocker_ < 0; ++i) blocker_ = InFlightMeeting(box_leaves_[i], box);
+  }
+  if (blocker_ >= 0) {
+    if (stalled_at_ != j) ++dispatch_stalls_;
+    stalled_at_ = j;
+    return false;
+  }
+  DeclaredRegion& declared = declared_[static_cast<size_t>(j)];
+  if (player) {
     const game::Region region = world_->RegionOf(c.player, c.cmd);
     game::RegionLeaves(region, tree, /*optimized=*/true, &leaves_, &scratch_a_, &scratch_b_);
     merged_.clear();
     std::set_union(leaves_.begin(), leaves_.end(), box_leaves_.begin(), box_leaves_.end(),
                    std::back_inserter(merged_));
+    declared.whole_map = region.NeedsWholeMap(/*optimized=*/true);
+    declared.count = declared.whole_map ? 0 : region.LockBoxes(declared.boxes);
   } else {
     merged_.resize(static_cast<size_t>(tree.leaf_count()));
     for (int leaf = 0; leaf < tree.leaf_count(); ++leaf) merged_[leaf] = leaf;
+    declared.whole_map = true;
+    declared.count = 0;
   }
-  int waiting = 0;
+  for (int leaf : merged_) in_flight_[static_cast<size_t>(leaf)].push_back(j);
+  // While linking, kLinking keeps j from becoming ready through a dependency that finishes
+  // meanwhile; it is taken off once every edge is in place.
+  CommandState& state = state_[static_cast<size_t>(j)];
+  state.waiting.store(kLinking, std::memory_order_relaxed);
+  int linked = 0;
   for (int leaf : merged_) {
     const int holder = leaf_holder_[leaf];
     leaf_holder_[leaf] = j;
-    if (holder >= 0) chain_[j] = std::max(chain_[j], chain_[holder] + 1);
-    if (holder < 0 || done_[holder]) continue;
-    std::vector<int>& deps = dependents_[holder];
-    if (!deps.empty() && deps.back() == j) continue;  // already waits for this holder
-    deps.push_back(j);
-    ++waiting;
+    if (holder < 0) continue;
+    chain_[j] = std::max(chain_[j], chain_[holder] + 1);
+    if (linked_by_[holder] == j) continue;  // already waits for this holder
+    linked_by_[holder] = j;
+    if (Link(holder, j)) ++linked;
   }
-  waiting_on_[j] = waiting;
   tick_chain_ = std::max(tick_chain_, chain_[j]);
-  if (waiting == 0) ready_.push_back(j);
+  const int take = kLinking - linked;
+  if (state.waiting.fetch_sub(take, std::memory_order_acq_rel) == take) PushReady(j);
+  return true;
+}
+
+// The first command on `leaf` still in flight whose declared region meets `box`, or -1; drops the
+// done ones from the leaf's list on the way.
+int ParallelReplay::InFlightMeeting(int leaf, const core::Bounds& box) {
+  std::vector<int>& list = in_flight_[static_cast<size_t>(leaf)];
+  for (size_t i = 0; i < list.size();) {
+    const int k = list[i];
+    if (Done(k)) {
+      list[i] = list.back();
+      list.pop_back();
+      continue;
+    }
+    const DeclaredRegion& r = declared_[static_cast<size_t>(k)];
+    if (r.whole_map) return k;
+    for (int b = 0; b < r.count; ++b) {
+      if (r.boxes[b].Intersects(box)) return k;
+    }
+    ++i;
+  }
+  return -1;
+}
+
+bool ParallelReplay::Link(int holder, int j) {
+  constexpr size_t kBlock = 1024;
+  if (edges_used_ == edge_blocks_.size() * kBlock) edge_blocks_.push_back(std::make_unique<Edge[]>(kBlock));
+  Edge* e = &edge_blocks_[edges_used_ / kBlock][edges_used_ % kBlock];
+  e->target = j;
+  std::atomic<Edge*>& head = state_[static_cast<size_t>(holder)].dependents;
+  Edge* next = head.load(std::memory_order_acquire);
+  do {
+    if (next == &closed_) return false;  // done already
+    e->next = next;
+  } while (!head.compare_exchange_weak(next, e, std::memory_order_release, std::memory_order_acquire));
+  ++edges_used_;
   return true;
 }
 

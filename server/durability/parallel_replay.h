@@ -4,17 +4,26 @@
 // replay). Every command still runs through ApplyLoggedCommand (World::ExecuteCommand).
 //
 // Why it is exact. A command reads and writes only its player, its rocket slots (no other command
-// touches those) and entities inside World::RegionOf(player, cmd), which the areanode leaves of
-// RegionLeaves(region, optimized) cover (the game's region check enforces it). RegionOf reads only
-// the player's edict and the map. So, walking the commands in log order (the dispatch), command j
-// gets its leaf set once (a) its player's previous command is done (nothing else moves the player's
-// box) and (b) every command already dispatched that holds a leaf under that box is done (only
-// such a command may write the player's edict); the region is then the one serial replay computes.
+// touches those) and entities whose box lies inside World::RegionOf(player, cmd)'s declared boxes
+// (Region::Covers), which the areanode leaves of RegionLeaves(region, optimized) cover (the game's
+// region check enforces it). RegionOf reads only the player's edict and the map. So, walking the
+// commands in log order (the dispatch), command j gets its leaf set once (a) its player's previous
+// command is done and (b) every command already dispatched, not done, and holding a leaf under
+// the player's box has a declared region that misses the box (only a command whose region meets
+// the box may write the player's edict, and so move it; LeavesTouching is inclusive, so such a
+// command holds a leaf under the box); the region is then the one serial replay computes.
 // Command j waits for the latest earlier command holding each of its leaves (and so, transitively,
 // for every earlier one). Two commands that run at once therefore share no leaf: they commute, as
 // they did live under the region locks. The world's globals are not written by commands
 // (World's contract), each player draws from its own generator in its edict, and tree queries are
 // sorted by id, so neither the order nor the thread changes a single byte.
+//
+// Scheduling (parallel_replay.cc): no lock per hand-off. Each command has an atomic count of the
+// dependencies it still waits for and a lock-free list of the commands waiting for it; a command
+// that becomes ready goes into a bounded array queue of the tick's command indices (each is pushed
+// once per tick); the log-order dispatch is claimed by whichever thread is free, through a
+// try-lock flag (DispatchFlag) that guards the dispatch's own state. Idle threads spin briefly,
+// then park on an atomic wait; only parking and waking a parked thread make a system call.
 //
 // Threading: one owner thread constructs it, calls ApplyCommands and destroys it; the pool's
 // threads()-1 helper threads live from construction to destruction and idle between ticks (no
@@ -22,8 +31,9 @@
 // else uses the World meanwhile); it turns the tree's parent locking on for its duration.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
-#include <deque>
+#include <memory>
 #include <thread>
 #include <vector>
 
@@ -31,6 +41,7 @@
 #include "server/core/status.h"
 #include "server/core/thread_annotations.h"
 #include "server/durability/tick_record.h"
+#include "server/game/region.h"
 #include "server/game/world.h"
 
 namespace durability {
@@ -49,7 +60,9 @@ class ParallelReplay {
     uint64_t adaptive_serial_ticks = 0;  // of those, the ones the adaptive choice sent there
     uint64_t commands = 0;         // commands replayed, both ways
     uint64_t pool_commands = 0;    // of those, on the pool
-    uint64_t dispatch_stalls = 0;  // times the next command in log order could not get its leaves yet
+    // Commands that the log-order dispatch reached before their inputs were settled (each counted
+    // once, however long it waited).
+    uint64_t dispatch_stalls = 0;
     // Sum over the pool's ticks of the longest chain of commands each waiting for the one before
     // (through shared leaves): pool_commands / critical_path bounds what any number of threads
     // gains on those ticks.
@@ -59,7 +72,7 @@ class ParallelReplay {
   struct Options {
     int threads = 2;  // 2..kMaxReplayThreads, the owner thread included
     int min_parallel_commands = kMinParallelCommands;  // >= 1
-    // 0: threads take ready commands oldest first. Otherwise they take a random one (seeded):
+    // 0: threads take ready commands in the order they became ready. Otherwise they take a random one (seeded):
     // for tests, which must get the serial state from any order the dependencies allow.
     uint64_t shuffle_seed = 0;
     // Replay each tick the faster way, measured as it goes: the owner times both modes per
@@ -87,21 +100,77 @@ class ParallelReplay {
   Stats stats() const;
 
  private:
+  // A try-lock over one atomic flag, declared a capability so that clang checks what it guards:
+  // whoever holds it runs the log-order dispatch. Never blocks in TryLock; Lock (the owner,
+  // between ticks, when nobody else can hold it) spins.
+  class CAPABILITY("dispatch flag") DispatchFlag {
+   public:
+    bool TryLock() TRY_ACQUIRE(true) {
+      return !held_.load(std::memory_order_relaxed) && !held_.exchange(true, std::memory_order_acquire);
+    }
+    void Lock() ACQUIRE() {
+      while (!TryLock()) std::this_thread::yield();
+    }
+    void Unlock() RELEASE() { held_.store(false); }  // seq_cst: a parker may be looking
+    bool held() const { return held_.load(); }
+
+   private:
+    std::atomic<bool> held_{false};
+  };
+
+  // "Command `target` waits for the command whose list this is in." Written by the dispatcher
+  // before it publishes the edge, read by the completer after it closes the list.
+  struct Edge {
+    int target = -1;
+    Edge* next = nullptr;
+  };
+  // One per command of the tick, on its own cache line (threads finish neighbours at once).
+  struct alignas(64) CommandState {
+    std::atomic<int> waiting{0};  // dependencies not done (+ kLinking while being dispatched)
+    // The commands waiting for this one, newest first; &closed_ once it is done.
+    std::atomic<Edge*> dependents{nullptr};
+  };
+  // A dispatched command's declared region (what it may write besides its own player and
+  // rockets): Region::LockBoxes, or the whole map.
+  struct DeclaredRegion {
+    bool whole_map = false;
+    int count = 0;
+    core::Bounds boxes[game::kMaxRegionBoxes];
+  };
+  static constexpr int kLinking = 1 << 30;
+  static constexpr int kClosedTick = 1 << 30;  // members_: the owner has closed the tick
+
   bool ChooseSerial();
   core::Status ApplySerially(const std::vector<TickCommand>& commands);
   core::Status ApplyOnPool(const std::vector<TickCommand>& commands);
+  // The owner, before a pool tick: sizes and resets the per-command state.
+  void PrepareTick(const std::vector<TickCommand>& commands) REQUIRES(dispatch_);
   void HelperMain();
-  // Runs and dispatches the current tick's commands until the tick is finished.
-  void RunTick() REQUIRES(mu_);
-  bool TickFinished() const REQUIRES(mu_);
-  // Gives the next commands in log order their leaves and dependencies while their inputs are
-  // settled; returns true if it dispatched any.
-  bool DispatchReady() REQUIRES(mu_);
-  bool TryDispatchOne(int j) REQUIRES(mu_);
-  void Complete(int j, const core::Status& s) REQUIRES(mu_);
-
-  // The next ready command to run (shuffle_seed: a random one), removed from ready_.
-  int TakeReady() REQUIRES(mu_);
+  // Runs, and takes turns at dispatching, the current tick's commands until all are done;
+  // returns how many this thread ran.
+  uint64_t RunTick();
+  void RunOne(int j, uint64_t* ran);
+  // Marks j done and makes ready the commands that waited only for it.
+  void Complete(int j);
+  bool Done(int j) const {
+    return state_[static_cast<size_t>(j)].dependents.load(std::memory_order_acquire) == &closed_;
+  }
+  // Claims the dispatch if it is free and extends it as far as the inputs are settled; true if
+  // it dispatched any command.
+  bool TryDispatch();
+  bool TryDispatchOne(int j) REQUIRES(dispatch_);
+  int InFlightMeeting(int leaf, const core::Bounds& box) REQUIRES(dispatch_);
+  // Adds j to `holder`'s dependents unless holder is already done; true if it did.
+  bool Link(int holder, int j) REQUIRES(dispatch_);
+  void PushReady(int j);
+  int TakeReady();  // -1: none now
+  // Whether a thread looking for work would find some (a ready command, the end of the tick, or a
+  // dispatch that may move on).
+  bool WorkVisible() const;
+  // Nothing to do: spins a little, then parks until Wake.
+  void Idle();
+  // Called after any change that can give an idle thread work; wakes the parked ones.
+  void Wake();
 
   game::World* const world_;
   const Options options_;
@@ -111,31 +180,59 @@ class ParallelReplay {
   double serial_ns_per_command_ = -1;
   double pool_ns_per_command_ = -1;
 
-  mutable core::Mutex mu_;
-  core::CondVar tick_cv_;  // helpers between ticks: a tick began, or stop
-  core::CondVar work_cv_;  // threads inside RunTick: work was left behind, or the tick ended
-  int sleepers_ GUARDED_BY(mu_) = 0;        // threads waiting on work_cv_ inside RunTick
-  bool stop_ GUARDED_BY(mu_) = false;
-  uint64_t generation_ GUARDED_BY(mu_) = 0;  // one per parallel tick
-  // The current tick (commands_ is the caller's vector, valid during ApplyCommands).
-  const std::vector<TickCommand>* commands_ GUARDED_BY(mu_) = nullptr;
-  int count_ GUARDED_BY(mu_) = 0;
-  int next_dispatch_ GUARDED_BY(mu_) = 0;
-  int done_count_ GUARDED_BY(mu_) = 0;
-  int running_ GUARDED_BY(mu_) = 0;
+  // Written by the owner between ticks only (before it opens a tick: members_), read during it.
+  const std::vector<TickCommand>* commands_ = nullptr;
+  int count_ = 0;
+  std::unique_ptr<CommandState[]> state_;
+  std::unique_ptr<std::atomic<int>[]> ready_slots_;  // the ready queue: indices in push order
+  size_t capacity_ = 0;                              // of state_ and ready_slots_
+  Edge closed_;                                      // its address marks a done command
+
+  // Helpers between ticks. members_: helpers inside the current tick, + kClosedTick once the
+  // owner closed it (a late helper then backs out).
+  std::atomic<uint32_t> generation_{0};
+  std::atomic<int> parked_helpers_{0};
+  std::atomic<bool> stop_{false};
+  std::atomic<int> members_{kClosedTick};
+  std::atomic<uint64_t> helper_ran_{0};  // commands the helpers ran this tick
+
+  // The tick. Ready queue: slots [head, tail) are ready (shuffle_seed: the count of shuffled_).
+  alignas(64) std::atomic<int> ready_head_{0};
+  alignas(64) std::atomic<int> ready_tail_{0};
+  alignas(64) std::atomic<int> done_count_{0};
+  std::atomic<bool> failed_{false};
+  std::atomic<bool> dispatch_left_{false};  // some command is not dispatched yet
+  std::atomic<int> dispatch_blocker_{-1};   // the command the dispatch waits for, or -1
+  alignas(64) std::atomic<uint32_t> work_seq_{0};  // bumped by Wake when someone is parked
+  std::atomic<int> sleepers_{0};
+
+  DispatchFlag dispatch_;
+  int next_dispatch_ GUARDED_BY(dispatch_) = 0;
+  int blocker_ GUARDED_BY(dispatch_) = -1;     // the command the next one waits for, or -1
+  int stalled_at_ GUARDED_BY(dispatch_) = -1;  // the last command counted in dispatch_stalls_
+  uint64_t dispatch_stalls_ GUARDED_BY(dispatch_) = 0;
+  std::vector<int> previous_of_player_ GUARDED_BY(dispatch_);  // per command: its player's previous, or -1
+  std::vector<int> last_of_player_ GUARDED_BY(dispatch_);      // per player id: scratch for the above
+  std::vector<int> linked_by_ GUARDED_BY(dispatch_);  // per command: the last command linked to it
+  std::vector<int> chain_ GUARDED_BY(dispatch_);  // per command: longest dependency chain ending at it
+  int tick_chain_ GUARDED_BY(dispatch_) = 0;      // the tick's longest chain so far
+  std::vector<int> leaf_holder_ GUARDED_BY(dispatch_);  // per leaf: latest command dispatched on it
+  // Per leaf: the commands dispatched on it that were not yet seen done (pruned as it is read).
+  std::vector<std::vector<int>> in_flight_ GUARDED_BY(dispatch_);
+  std::vector<DeclaredRegion> declared_ GUARDED_BY(dispatch_);  // per command
+  // Edges live in fixed blocks (never moved while a tick runs); reused from tick to tick.
+  std::vector<std::unique_ptr<Edge[]>> edge_blocks_ GUARDED_BY(dispatch_);
+  size_t edges_used_ GUARDED_BY(dispatch_) = 0;
+  std::vector<int> box_leaves_ GUARDED_BY(dispatch_), leaves_ GUARDED_BY(dispatch_),
+      scratch_a_ GUARDED_BY(dispatch_), scratch_b_ GUARDED_BY(dispatch_), merged_ GUARDED_BY(dispatch_);
+
+  // shuffle_seed != 0 only (tests): the ready commands, taken at random.
+  core::Mutex shuffle_mu_;
+  std::vector<int> shuffled_ GUARDED_BY(shuffle_mu_);
+  uint64_t shuffle_state_ GUARDED_BY(shuffle_mu_) = 0;
+
+  mutable core::Mutex mu_;  // the rare paths: a refused command, the statistics
   core::Status failure_ GUARDED_BY(mu_);
-  std::vector<int> previous_of_player_ GUARDED_BY(mu_);  // per command: its player's previous, or -1
-  std::vector<int> last_of_player_ GUARDED_BY(mu_);      // per player id: scratch for the above
-  std::vector<uint8_t> done_ GUARDED_BY(mu_);
-  std::vector<int> waiting_on_ GUARDED_BY(mu_);          // per command: dependencies not done
-  std::vector<int> chain_ GUARDED_BY(mu_);  // per command: longest dependency chain ending at it
-  int tick_chain_ GUARDED_BY(mu_) = 0;      // the tick's longest chain so far
-  std::vector<std::vector<int>> dependents_ GUARDED_BY(mu_);
-  std::vector<int> leaf_holder_ GUARDED_BY(mu_);         // per leaf: latest command dispatched on it
-  std::deque<int> ready_ GUARDED_BY(mu_);
-  uint64_t shuffle_state_ GUARDED_BY(mu_) = 0;
-  std::vector<int> box_leaves_ GUARDED_BY(mu_), leaves_ GUARDED_BY(mu_),
-      scratch_a_ GUARDED_BY(mu_), scratch_b_ GUARDED_BY(mu_), merged_ GUARDED_BY(mu_);
   Stats stats_ GUARDED_BY(mu_);
 };
 
