@@ -50,7 +50,7 @@ void LocalityAssignment::Update(const game::World& world, uint64_t tick) {
         leaves_moved_ += static_cast<uint64_t>(moved);
       }
       const std::vector<uint64_t> after = partition_.PartLoads(leaf_load_);
-      spdlog::info("locality: players per thread {} -> {} ({} leaves moved in {:.2f} ms)",
+      spdlog::debug("locality: players per thread {} -> {} ({} leaves moved in {:.2f} ms)",
                    fmt::join(load, "/"), fmt::join(after, "/"), moved, ms);
     }
   }
