@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <ctime>
 #include <memory>
+#include <optional>
 
 #include <spdlog/async.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
@@ -37,14 +38,8 @@ void WriteStats(const sv::StatsReport& report, const std::string& path) {
 
 int main(int argc, char** argv) {
   sv::ServerOptions options;
-  const sv::ParseResult parsed = sv::ParseServerOptions(argc, argv, &options);
-  if (parsed.outcome == sv::ParseOutcome::kHelp) {
-    std::fputs(parsed.text.c_str(), stdout);
-    return 0;
-  }
-  if (parsed.outcome == sv::ParseOutcome::kError) {
-    std::fputs(parsed.text.c_str(), stderr);
-    return 2;
+  if (const std::optional<int> code = sv::ExitForParse(sv::ParseServerOptions(argc, argv, &options))) {
+    return *code;
   }
   // Signals are taken synchronously by the main thread only: block them before any thread starts.
   sigset_t signals;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cxxopts.hpp>
 #include <thread>
@@ -178,6 +179,12 @@ constexpr core::IntRange kAgonesHealthMs{"--agones-health-ms", 10, 600000};
 constexpr core::IntRange kPort{"--port", 0, 65535};
 constexpr core::IntRange kMetricsPort{"--metrics-port", 0, 65535};
 constexpr core::IntRange kReplayThreads{"--replay-threads", 1, durability::kMaxReplayThreads};
+
+std::optional<int> ExitForParse(const ParseResult& r) {
+  if (r.outcome == ParseOutcome::kRun) return std::nullopt;
+  std::fputs(r.text.c_str(), r.outcome == ParseOutcome::kHelp ? stdout : stderr);
+  return r.outcome == ParseOutcome::kHelp ? 0 : 2;
+}
 
 core::Status ValidateLocalityFlags(double rebalance_s, double rebalance_threshold, float margin) {
   if (!(rebalance_s > 0 && rebalance_s <= 3600)) {

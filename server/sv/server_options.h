@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -115,6 +116,11 @@ struct ParseResult {
   ParseOutcome outcome = ParseOutcome::kRun;
   std::string text;  // kHelp: the help text; kError: "error: ...\n\n" + help text
 };
+
+// For main() after parsing: prints the help to stdout (returns 0) or the error and help to stderr
+// (returns 2, the exit code for bad flags); std::nullopt for kRun. Shared by aftershock-server
+// and aftershock-replay.
+std::optional<int> ExitForParse(const ParseResult& r);
 
 // Parses argv into *out (defaults for what is absent). Never throws, never exits.
 ParseResult ParseServerOptions(int argc, const char* const* argv, ServerOptions* out);

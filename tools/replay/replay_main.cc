@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
 
 #include <spdlog/sinks/stdout_color_sinks.h>
 #include <spdlog/spdlog.h>
@@ -35,14 +36,8 @@ bool InsideDir(const std::string& file, const std::string& dir) {
 
 int main(int argc, char** argv) {
   sv::ReplayOptions options;
-  const sv::ParseResult parsed = sv::ParseReplayOptions(argc, argv, &options);
-  if (parsed.outcome == sv::ParseOutcome::kHelp) {
-    std::fputs(parsed.text.c_str(), stdout);
-    return 0;
-  }
-  if (parsed.outcome == sv::ParseOutcome::kError) {
-    std::fputs(parsed.text.c_str(), stderr);
-    return 2;
+  if (const std::optional<int> code = sv::ExitForParse(sv::ParseReplayOptions(argc, argv, &options))) {
+    return *code;
   }
   auto logger = spdlog::stderr_color_mt("replay");
   logger->set_level(spdlog::level::from_str(options.log_level));
