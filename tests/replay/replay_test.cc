@@ -35,23 +35,13 @@ std::string Temp(const std::string& name) {
   return "/tmp/aftershock_replay_test_" + std::to_string(getpid()) + "_" + name;
 }
 
-// Records a short game with the real server (2 threads, areanode-opt, cou checkpoints, hash.log)
-// into a fresh directory; returns it.
+// Records a short game with the real server (svtest::RecordTrace) into a fresh directory;
+// returns it.
 std::string RecordTrace() {
   spdlog::set_level(spdlog::level::warn);
-  sv::ServerOptions o = svtest::TestOptions(sv::LockingScheme::kAreanodeOpt, 2);
-  o.data_dir = Temp("trace");
-  o.hash_log = true;
-  fs::remove_all(o.data_dir);
-  std::unique_ptr<sv::Server> server;
-  REQUIRE(sv::Server::Create(o, &server).ok());
-  server->Start();
-  const svtest::PlayResult play = svtest::Play(server->lobby_port(), 10, "r", 1500, 3000, 7);
-  server->RequestStop();
-  server->Wait();
-  REQUIRE(server->fatal_status().ok());
-  REQUIRE(play.joined == 10);
-  return o.data_dir;
+  const std::string dir = Temp("trace");
+  REQUIRE(svtest::RecordTrace(dir, 10, "r", 1500, 7) == "");
+  return dir;
 }
 
 sv::ReplayOptions Options(const std::string& dir, int threads, sv::LockingScheme locking) {

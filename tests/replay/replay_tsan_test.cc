@@ -16,24 +16,13 @@
 
 TEST_CASE("replay threads under every parallel locking scheme race-free") {
   spdlog::set_level(spdlog::level::warn);
-  sv::ServerOptions o = svtest::TestOptions(sv::LockingScheme::kAreanodeOpt, 2);
-  o.data_dir = "/tmp/aftershock_replay_tsan_" + std::to_string(getpid());
-  o.hash_log = true;
-  std::filesystem::remove_all(o.data_dir);
-  {
-    std::unique_ptr<sv::Server> server;
-    REQUIRE(sv::Server::Create(o, &server).ok());
-    server->Start();
-    const svtest::PlayResult play = svtest::Play(server->lobby_port(), 8, "t", 1000, 3000, 5);
-    server->RequestStop();
-    server->Wait();
-    REQUIRE(play.joined == 8);
-  }
+  const std::string data_dir = "/tmp/aftershock_replay_tsan_" + std::to_string(getpid());
+  REQUIRE(svtest::RecordTrace(data_dir, 8, "t", 1000, 5) == "");
   for (int threads : {1, 4}) {
     for (sv::LockingScheme scheme : {sv::LockingScheme::kGlobal, sv::LockingScheme::kAreanode,
                                      sv::LockingScheme::kAreanodeOpt}) {
       sv::ReplayOptions r;
-      r.data_dir = o.data_dir;
+      r.data_dir = data_dir;
       r.threads = threads;
       r.locking = scheme;
       std::unique_ptr<sv::Replay> replay;
@@ -50,5 +39,5 @@ TEST_CASE("replay threads under every parallel locking scheme race-free") {
       }
     }
   }
-  std::filesystem::remove_all(o.data_dir);
+  std::filesystem::remove_all(data_dir);
 }

@@ -2,6 +2,7 @@
 #include "tests/server/play_harness.h"
 
 #include <chrono>
+#include <filesystem>
 #include <random>
 #include <thread>
 
@@ -84,6 +85,24 @@ PlayResult Play(uint16_t lobby_port, int n, const std::string& prefix, int play_
     r.snapshot_errors += c->snapshot_errors();
   }
   return r;
+}
+
+std::string RecordTrace(const std::string& data_dir, int n, const std::string& prefix, int play_ms,
+                        uint64_t seed) {
+  sv::ServerOptions o = TestOptions(sv::LockingScheme::kAreanodeOpt, 2);
+  o.data_dir = data_dir;
+  o.hash_log = true;
+  std::filesystem::remove_all(data_dir);
+  std::unique_ptr<sv::Server> server;
+  const core::Status s = sv::Server::Create(o, &server);
+  if (!s.ok()) return "server: " + s.ToString();
+  server->Start();
+  const PlayResult play = Play(server->lobby_port(), n, prefix, play_ms, 3000, seed);
+  server->RequestStop();
+  server->Wait();
+  if (!server->fatal_status().ok()) return "server failed: " + server->fatal_status().ToString();
+  if (play.joined != n) return "joined " + std::to_string(play.joined) + " of " + std::to_string(n) + ": " + play.join_error;
+  return "";
 }
 
 std::string CheckWorld(const sv::Server& server, const std::vector<std::string>& names) {

@@ -28,6 +28,12 @@ struct PlayResult {
 PlayResult Play(uint16_t lobby_port, int n, const std::string& prefix, int play_ms, int drain_ms,
                 uint64_t seed, std::vector<std::unique_ptr<TestClient>>* clients = nullptr);
 
+// Records a short game into `data_dir` (emptied first) for replay tests: an in-process server
+// (2 threads, areanode-opt, durable with hash.log) with `n` clients playing for play_ms (Play).
+// "" when the server stopped cleanly and every client joined, else what failed.
+std::string RecordTrace(const std::string& data_dir, int n, const std::string& prefix, int play_ms,
+                        uint64_t seed);
+
 // After Server::Wait(): "" if every joined player record exists with its name (online, or in
 // the record store), no connected
 // player's box is inside solid geometry, and every pickup is still a pickup; else what failed.
