@@ -49,9 +49,11 @@ void LocalityAssignment::Update(const game::World& world, uint64_t tick) {
         ++rebalances_;
         leaves_moved_ += static_cast<uint64_t>(moved);
       }
-      const std::vector<uint64_t> after = partition_.PartLoads(leaf_load_);
-      spdlog::debug("locality: players per thread {} -> {} ({} leaves moved in {:.2f} ms)",
-                   fmt::join(load, "/"), fmt::join(after, "/"), moved, ms);
+      if (spdlog::should_log(spdlog::level::debug)) {
+        const std::vector<uint64_t> after = partition_.PartLoads(leaf_load_);
+        spdlog::debug("locality: players per thread {} -> {} ({} leaves moved in {:.2f} ms)",
+                      fmt::join(load, "/"), fmt::join(after, "/"), moved, ms);
+      }
     }
   }
 
