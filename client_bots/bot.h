@@ -60,6 +60,7 @@ struct Bot {
 
   proto::SnapshotDecoder decoder;
   proto::PlayerState me;
+  bool deaths_known = false;  // `me.deaths` is from this connection (false until its first snapshot)
   BotBrain brain;
 };
 

@@ -53,6 +53,9 @@ void BotStats::Merge(const BotStats& o) {
   commands_answered += o.commands_answered;
   unanswered += o.unanswered;
   snapshot_errors += o.snapshot_errors;
+  kill_events += o.kill_events;
+  own_death_events += o.own_death_events;
+  deaths_seen += o.deaths_seen;
   joins += o.joins;
   reconnects += o.reconnects;
   resumed += o.resumed;

@@ -51,6 +51,10 @@ struct BotStats {
   uint64_t commands_answered = 0;  // commands that some snapshot reported applied
   uint64_t unanswered = 0;         // commands sent but never reported applied
   uint64_t snapshot_errors = 0;    // undecodable snapshots (missing baseline included)
+  // Kill events out of the decoded snapshots (each once, however often it was carried); those
+  // whose victim was the bot itself; and the bot's deaths as its own PlayerState counted them
+  // while it played (each rise of `deaths` between two snapshots of one connection).
+  uint64_t kill_events = 0, own_death_events = 0, deaths_seen = 0;
   uint64_t joins = 0;              // successful joins (Welcome received)
   uint64_t reconnects = 0;         // successful joins of a bot that had played before
   uint64_t resumed = 0;            // bots whose first join found commands of theirs (sequence > 0)

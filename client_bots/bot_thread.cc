@@ -460,7 +460,7 @@ void BotThread::OnPacket(Bot& bot, ENetPeer* peer, const ENetPacket* packet, uin
       ++stats_.kicks;  // the disconnect that follows moves the bot on
       return;
     default:
-      return;  // frag, death and chat events: nothing for a bot to do
+      return;  // chat: nothing for a bot to do
   }
 }
 
@@ -505,6 +505,7 @@ void BotThread::OnWelcome(Bot& bot, const proto::Welcome& welcome, uint64_t now_
   bot.max_reported_seq = std::max(bot.max_reported_seq, welcome.last_applied_sequence);
   bot.brain.player_id = welcome.player_id;
   bot.decoder.Reset();
+  bot.deaths_known = false;
   bot.last_snapshot_ms = now_us / 1000;  // the silence clock starts now
   bot.self_stall_us_at_snapshot = self_stall_us_;
   bot.next_cmd_us = NextSendUs(bot, now_us);
@@ -537,6 +538,14 @@ void BotThread::OnSnapshot(Bot& bot, const ENetPacket* packet, uint64_t now_us) 
     stats_.commands_answered += answered - bot.answered_seq;
     bot.answered_seq = answered;
   }
+  stats_.kill_events += snapshot_.events.size();
+  for (const proto::KillEvent& k : snapshot_.events) {
+    if (k.victim_id == bot.brain.player_id) ++stats_.own_death_events;
+  }
+  if (bot.deaths_known && snapshot_.player.deaths > bot.me.deaths) {
+    stats_.deaths_seen += snapshot_.player.deaths - bot.me.deaths;
+  }
+  bot.deaths_known = true;
   bot.me = snapshot_.player;
   Perceive(snapshot_, &bot.brain);
 }

@@ -56,6 +56,9 @@ std::string SummaryJson(const BotOptions& o, const BotStats& s, const RunFacts& 
   j << "  \"commands_answered\": " << s.commands_answered << ",\n";
   j << "  \"unanswered\": " << s.unanswered << ",\n";
   j << "  \"snapshot_errors\": " << s.snapshot_errors << ",\n";
+  j << "  \"kill_events\": " << s.kill_events << ",\n";
+  j << "  \"own_death_events\": " << s.own_death_events << ",\n";
+  j << "  \"deaths_seen\": " << s.deaths_seen << ",\n";
   j << "  \"joins\": " << s.joins << ",\n";
   j << "  \"join_ms\": {\"mean\": " << Num(s.join.mean_us() * ms) << ", \"p50\": " << Num(s.join.Percentile(0.5) * ms)
     << ", \"p99\": " << Num(s.join.Percentile(0.99) * ms) << ", \"max\": " << Num(s.join.max_us() * ms) << "},\n";

@@ -171,28 +171,6 @@ Status Read(ByteReader& r, ClientChat* m) {
   return Status::OK();
 }
 
-void Write(ByteWriter& w, const FragEvent& m) {
-  w.U16(m.killer_id);
-  w.U16(m.victim_id);
-  w.U8(static_cast<uint8_t>(m.weapon));
-}
-Status Read(ByteReader& r, FragEvent* m) {
-  m->killer_id = r.U16();
-  m->victim_id = r.U16();
-  m->weapon = static_cast<WeaponId>(r.U8());
-  return Status::OK();
-}
-
-void Write(ByteWriter& w, const DeathEvent& m) {
-  w.U16(m.victim_id);
-  w.U8(static_cast<uint8_t>(m.cause));
-}
-Status Read(ByteReader& r, DeathEvent* m) {
-  m->victim_id = r.U16();
-  m->cause = static_cast<DeathCause>(r.U8());
-  return Status::OK();
-}
-
 void Write(ByteWriter& w, const ChatEvent& m) {
   w.U16(m.from_id);
   w.String(m.from_name);
@@ -368,17 +346,6 @@ Status Validate(const ClientChat& m) {
   return CheckText("ClientChat.text", m.text, 1, kMaxChatChars);
 }
 
-Status Validate(const FragEvent& m) {
-  AS_RETURN_IF_ERROR(CheckPlayerId("FragEvent.killer_id", m.killer_id));
-  AS_RETURN_IF_ERROR(CheckPlayerId("FragEvent.victim_id", m.victim_id));
-  return CheckEnum("FragEvent.weapon", m.weapon, 0, kMaxWeaponId);
-}
-
-Status Validate(const DeathEvent& m) {
-  AS_RETURN_IF_ERROR(CheckPlayerId("DeathEvent.victim_id", m.victim_id));
-  return CheckEnum("DeathEvent.cause", m.cause, 1, kMaxDeathCause);
-}
-
 Status Validate(const ChatEvent& m) {
   AS_RETURN_IF_ERROR(CheckText("ChatEvent.from_name", m.from_name, 0, kMaxNameChars));
   return CheckText("ChatEvent.text", m.text, 1, kMaxChatChars);
@@ -405,8 +372,6 @@ AS_PROTO_CODEC(Welcome, Welcome, Welcome)
 AS_PROTO_CODEC(Refuse, Refusal, Refuse)
 AS_PROTO_CODEC(CommandPacket, CommandPacket, CommandPacket)
 AS_PROTO_CODEC(ClientChat, ClientChat, ClientChat)
-AS_PROTO_CODEC(FragEvent, FragEvent, FragEvent)
-AS_PROTO_CODEC(DeathEvent, DeathEvent, DeathEvent)
 AS_PROTO_CODEC(ChatEvent, ChatEvent, ChatEvent)
 AS_PROTO_CODEC(Kick, Kick, Kick)
 #undef AS_PROTO_CODEC

@@ -98,20 +98,8 @@ struct ClientChat {
   friend bool operator==(const ClientChat&, const ClientChat&) = default;
 };
 
-// A player killed another player (or themselves with a weapon). Sent to every client.
-struct FragEvent {
-  uint16_t killer_id = 0;             // != kNoPlayer
-  uint16_t victim_id = 0;             // != kNoPlayer
-  WeaponId weapon = WeaponId::kNone;  // kNone: telefrag or other non-weapon kill
-  friend bool operator==(const FragEvent&, const FragEvent&) = default;
-};
-
-// A player died with no killing player (fall, lava, suicide command...). Sent to every client.
-struct DeathEvent {
-  uint16_t victim_id = 0;  // != kNoPlayer
-  DeathCause cause = DeathCause::kWorld;
-  friend bool operator==(const DeathEvent&, const DeathEvent&) = default;
-};
+// Frags and deaths are not messages of their own: they ride in the Snapshot (KillEvent,
+// snapshot.h).
 
 struct ChatEvent {
   uint16_t from_id = kNoPlayer;  // kNoPlayer: the server itself
@@ -160,12 +148,6 @@ core::Status Decode(std::span<const uint8_t> packet, CommandPacket* m);
 core::Status Validate(const ClientChat& m);
 core::Status Encode(const ClientChat& m, std::vector<uint8_t>* out);
 core::Status Decode(std::span<const uint8_t> packet, ClientChat* m);
-core::Status Validate(const FragEvent& m);
-core::Status Encode(const FragEvent& m, std::vector<uint8_t>* out);
-core::Status Decode(std::span<const uint8_t> packet, FragEvent* m);
-core::Status Validate(const DeathEvent& m);
-core::Status Encode(const DeathEvent& m, std::vector<uint8_t>* out);
-core::Status Decode(std::span<const uint8_t> packet, DeathEvent* m);
 core::Status Validate(const ChatEvent& m);
 core::Status Encode(const ChatEvent& m, std::vector<uint8_t>* out);
 core::Status Decode(std::span<const uint8_t> packet, ChatEvent* m);

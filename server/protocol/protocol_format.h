@@ -9,7 +9,7 @@
 namespace proto {
 
 // Bump on any incompatible change to a message layout or a validation rule.
-inline constexpr uint16_t kProtocolVersion = 2;
+inline constexpr uint16_t kProtocolVersion = 3;  // 3: kill events ride in the snapshot
 
 // Ports: the lobby ENet host (and connectionless queries) listen on the base port; worker i
 // listens on base + 1 + i.
@@ -34,8 +34,8 @@ enum class MessageType : uint8_t {
   kWelcome = 0x83,        // worker -> client, control
   kRefuse = 0x84,         // worker -> client, control
   kSnapshot = 0x85,       // worker -> client, snapshot
-  kFragEvent = 0x86,      // worker -> client, control
-  kDeathEvent = 0x87,     // worker -> client, control
+  // 0x86 and 0x87 were FragEvent and DeathEvent up to version 2; kill events now ride in the
+  // Snapshot (KillEvent), so the types are retired and invalid.
   kChatEvent = 0x88,      // worker -> client, control
   kKick = 0x89,           // lobby or worker -> client, control
 };
@@ -70,6 +70,8 @@ inline constexpr size_t kMaxSnapshotEntities = 64;  // entities visible in one s
 inline constexpr uint16_t kMaxEntityId = 32767;     // entity ids are 0..32767 (15 bits)
 inline constexpr size_t kSnapshotRing = 32;         // snapshots kept by each side for deltas
 inline constexpr uint16_t kNoPlayer = 0xFFFF;       // "nobody" (world, server) in events
+inline constexpr size_t kMaxSnapshotEvents = 16;    // kill events carried by one snapshot
+inline constexpr size_t kMaxQueuedEvents = 256;     // kill events waiting for one client
 
 // Weapons, as Quake's eight. WeaponId 0 is "no weapon".
 enum class WeaponId : uint8_t {

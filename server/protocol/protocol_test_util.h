@@ -145,15 +145,6 @@ inline Welcome RandomWelcome(Rng& rng) {
           Uniform(rng, 0, UINT32_MAX)};
 }
 inline ClientChat RandomClientChat(Rng& rng) { return {RandomText(rng, 1, kMaxChatChars)}; }
-inline FragEvent RandomFragEvent(Rng& rng) {
-  return {static_cast<uint16_t>(Uniform(rng, 0, 65534)),
-          static_cast<uint16_t>(Uniform(rng, 0, 65534)),
-          static_cast<WeaponId>(Uniform(rng, 0, kMaxWeaponId))};
-}
-inline DeathEvent RandomDeathEvent(Rng& rng) {
-  return {static_cast<uint16_t>(Uniform(rng, 0, 65534)),
-          static_cast<DeathCause>(Uniform(rng, 1, kMaxDeathCause))};
-}
 inline ChatEvent RandomChatEvent(Rng& rng) {
   return {static_cast<uint16_t>(Uniform(rng, 0, 65535)), RandomText(rng, 0, kMaxNameChars),
           RandomText(rng, 1, kMaxChatChars)};
@@ -197,8 +188,6 @@ inline std::vector<Codec> AllCodecs() {
           MakeCodec("Refuse", RandomRefuse),
           MakeCodec("CommandPacket", RandomCommandPacket),
           MakeCodec("ClientChat", RandomClientChat),
-          MakeCodec("FragEvent", RandomFragEvent),
-          MakeCodec("DeathEvent", RandomDeathEvent),
           MakeCodec("ChatEvent", RandomChatEvent),
           MakeCodec("Kick", RandomKick)};
 }

@@ -54,4 +54,14 @@ Status Validate(const EntityState& e) {
   return Bad("EntityState[" + std::to_string(e.id) + "]." + field, why);
 }
 
+Status Validate(const KillEvent& e) {
+  if (e.victim_id == kNoPlayer) return Bad("KillEvent.victim_id", "is kNoPlayer");
+  if (e.killer_id != kNoPlayer) {
+    if (e.how > kMaxWeaponId) return Bad("KillEvent.how", "not a WeaponId");
+  } else if (e.how < 1 || e.how > kMaxDeathCause) {
+    return Bad("KillEvent.how", "not a DeathCause");
+  }
+  return Status::OK();
+}
+
 }  // namespace proto

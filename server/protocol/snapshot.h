@@ -43,16 +43,33 @@ struct EntityState {
   friend bool operator==(const EntityState&, const EntityState&) = default;
 };
 
+// A death as the kill feed shows it. It rides in the snapshot stream, numbered per client, and
+// is carried again until the client acknowledges a snapshot that held it (docs/protocol.md,
+// 6.4): no acknowledgement datagram of its own, as a reliable packet would cost.
+struct KillEvent {
+  uint16_t killer_id = kNoPlayer;  // kNoPlayer: a death with no killing player
+  uint16_t victim_id = 0;          // != kNoPlayer
+  // killer_id set: the WeaponId 0..kMaxWeaponId (0: telefrag or another kill without a weapon;
+  // killer == victim: suicide with a weapon). Else the DeathCause 1..kMaxDeathCause.
+  uint8_t how = 0;
+  friend bool operator==(const KillEvent&, const KillEvent&) = default;
+};
+
 struct Snapshot {
   uint32_t snapshot_id = 0;  // server frame number, >= 1, increasing per client
   uint32_t server_tick = 0;
   uint32_t last_applied_sequence = 0;  // newest UserCmd of this client applied to the world
   PlayerState player;
   std::vector<EntityState> entities;  // decoded: sorted by id, at most kMaxSnapshotEntities
+  // Decoded only (the encoder takes its events from its queue, see SnapshotEncoder): the kill
+  // events this client had not decoded before, oldest first, and the number of the first.
+  std::vector<KillEvent> events;
+  uint32_t first_event_seq = 0;
   friend bool operator==(const Snapshot&, const Snapshot&) = default;
 };
 
 core::Status Validate(const PlayerState& p);
 core::Status Validate(const EntityState& e);
+core::Status Validate(const KillEvent& e);
 
 }  // namespace proto

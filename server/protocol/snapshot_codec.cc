@@ -19,7 +19,9 @@ using core::Status;
 
 constexpr size_t kHeaderBytes = 1 + 4 + 4 + 4 + 4;  // type, id, baseline, tick, last sequence
 constexpr size_t kPlayerStateBytes = 3 * 12 + 2 + 1 + 2 + 1 + 2 * kNumAmmoTypes + 2 + 2 + 1;
-constexpr size_t kCountBytes = 2;        // removed_count + entry_count
+constexpr size_t kCountBytes = 3;        // removed_count + entry_count + event_count
+constexpr size_t kEventSeqBytes = 4;     // first_event_seq, present when event_count > 0
+constexpr size_t kEventBytes = 5;        // killer_id, victim_id, how
 constexpr size_t kEntryHeaderBytes = 4;  // id + field mask
 constexpr uint16_t kFloatFields =
     kFieldOriginX | kFieldOriginY | kFieldOriginZ | kFieldPitch | kFieldYaw | kFieldRoll;
@@ -207,6 +209,8 @@ void SnapshotEncoder::PrefetchBaseline(uint32_t client_ack_id) const {
 void SnapshotEncoder::Reset() {
   for (Held& h : ring_) h = Held{};
   last_id_ = 0;
+  events_.clear();
+  events_first_seq_ = 1;
 }
 
 namespace {
@@ -243,13 +247,13 @@ using Plan = detail::SnapshotPlan;
 // every baseline entity not (yet) taken, stays within budget. Taking an entity never grows
 // the removal reserve, so the packet is within budget after every step.
 void PlanEntities(const std::vector<EntityState>& offered, const std::vector<EntityState>& base,
-                  Plan* plan) {
+                  size_t event_bytes, Plan* plan) {
   Plan& p = *plan;
   p.entries.clear();
   p.sent.clear();
   p.order.clear();
   p.base_taken.assign(base.size(), false);
-  p.bytes = kHeaderBytes + kPlayerStateBytes + kCountBytes;
+  p.bytes = kHeaderBytes + kPlayerStateBytes + kCountBytes + event_bytes;
   p.base_left = base.size();
   AS_CHECK(p.bytes + 2 * p.base_left <= kMaxSnapshotBytes, "64 removals always fit");
   const BaseIndex index(base);
@@ -277,9 +281,19 @@ void PlanEntities(const std::vector<EntityState>& offered, const std::vector<Ent
   }
 }
 
+size_t EventBytes(size_t n) { return n == 0 ? 0 : kEventSeqBytes + n * kEventBytes; }
+
+// The kill events a snapshot carries: n of them from `first`, numbered from first_seq.
+struct EventRun {
+  std::deque<KillEvent>::const_iterator first;
+  size_t n = 0;
+  uint32_t first_seq = 0;
+};
+
 // Writes the packet into *out (its capacity reused).
 void WriteSnapshot(const Snapshot& frame, uint32_t baseline_id,
-                   const std::vector<EntityState>& base, const Plan& p, std::vector<uint8_t>* out) {
+                   const std::vector<EntityState>& base, const Plan& p, const EventRun& events,
+                   std::vector<uint8_t>* out) {
   const size_t size = p.bytes + 2 * p.base_left;
   AS_CHECK(size <= kMaxSnapshotBytes, "snapshot over budget");
   out->resize(size);
@@ -300,6 +314,16 @@ void WriteSnapshot(const Snapshot& frame, uint32_t baseline_id,
     w.U16(en.mask);
     WriteFields(w, *en.e, en.mask);
   }
+  w.U8(static_cast<uint8_t>(events.n));
+  if (events.n > 0) {
+    w.U32(events.first_seq);
+    auto it = events.first;
+    for (size_t i = 0; i < events.n; ++i, ++it) {
+      w.U16(it->killer_id);
+      w.U16(it->victim_id);
+      w.U8(it->how);
+    }
+  }
   AS_CHECK(w.cursor() == out->data() + size, "snapshot size accounting out of step");
 }
 
@@ -308,13 +332,24 @@ void WriteSnapshot(const Snapshot& frame, uint32_t baseline_id,
 Status SnapshotEncoder::Encode(const Snapshot& frame, uint32_t client_ack_id,
                                EncodedSnapshot* out) {
   if (Status s = ValidateFrame(frame, last_id_); !s.ok()) return s;
+  if (!frame.events.empty()) return Bad("frame.events is set; queue kill events with QueueEvent");
+  // The client decoded the acknowledged snapshot, so it has every event that snapshot carried.
+  if (const Held* acked = Find(client_ack_id); acked != nullptr) {
+    while (!events_.empty() && events_first_seq_ < acked->events_upto) {
+      events_.pop_front();
+      ++events_first_seq_;
+    }
+  }
+  const EventRun events{events_.cbegin(), std::min(events_.size(), kMaxSnapshotEvents),
+                        events_first_seq_};
+
   static const std::vector<EntityState> kNoEntities;
   const Held* base = client_ack_id < frame.snapshot_id ? Find(client_ack_id) : nullptr;
   const std::vector<EntityState>& base_entities = base ? base->entities : kNoEntities;
   const uint32_t baseline_id = base ? base->id : 0;
 
-  PlanEntities(frame.entities, base_entities, &plan_);
-  WriteSnapshot(frame, baseline_id, base_entities, plan_, &out->bytes);
+  PlanEntities(frame.entities, base_entities, EventBytes(events.n), &plan_);
+  WriteSnapshot(frame, baseline_id, base_entities, plan_, events, &out->bytes);
   out->baseline_id = baseline_id;
   out->entities_fit = plan_.sent.size();
   // After the write: the baseline may sit in the slot taken now. The slot's old buffer goes
@@ -322,7 +357,19 @@ Status SnapshotEncoder::Encode(const Snapshot& frame, uint32_t client_ack_id,
   Held& slot = ring_[frame.snapshot_id % kSnapshotRing];
   slot.id = frame.snapshot_id;
   std::swap(slot.entities, plan_.sent);
+  slot.events_upto = events_first_seq_ + static_cast<uint32_t>(events.n);
   last_id_ = frame.snapshot_id;
+  return Status::OK();
+}
+
+Status SnapshotEncoder::QueueEvent(const KillEvent& event) {
+  if (Status s = Validate(event); !s.ok()) return s;
+  if (events_.size() >= kMaxQueuedEvents) {
+    events_.pop_front();
+    ++events_first_seq_;
+    ++events_dropped_;
+  }
+  events_.push_back(event);
   return Status::OK();
 }
 
@@ -332,6 +379,7 @@ void SnapshotDecoder::Reset() {
   for (Held& h : ring_) h = Held{};
   last_id_ = 0;
   ack_id_ = 0;
+  next_event_seq_ = 1;
 }
 
 namespace {
@@ -346,6 +394,7 @@ struct WireSnapshot {
   uint32_t baseline_id = 0;
   std::vector<uint16_t> removed;
   std::vector<WireEntry> entries;
+  std::vector<KillEvent> events;  // as carried, numbered from header.first_event_seq
 };
 
 // Parses the packet's structure; values are checked by the caller once merged.
@@ -380,6 +429,21 @@ Status Parse(std::span<const uint8_t> packet, WireSnapshot* s) {
     }
     ReadFields(r, en.mask, &en.fields);
     s->entries.push_back(en);
+  }
+  const uint8_t event_count = r.U8();
+  if (event_count > kMaxSnapshotEvents) return Bad("event_count over 16");
+  if (event_count > 0) {
+    s->header.first_event_seq = r.U32();
+    if (r.ok() && s->header.first_event_seq == 0) return Bad("first_event_seq is 0");
+  }
+  for (uint8_t i = 0; i < event_count && r.ok(); ++i) {
+    KillEvent ev;
+    ev.killer_id = r.U16();
+    ev.victim_id = r.U16();
+    ev.how = r.U8();
+    if (!r.ok()) break;
+    if (Status st = Validate(ev); !st.ok()) return st;
+    s->events.push_back(ev);
   }
   if (!r.ok()) return Status::Corruption("Snapshot: truncated");
   if (!r.AtEnd()) {
@@ -459,6 +523,7 @@ Status SnapshotDecoder::Decode(std::span<const uint8_t> packet, Snapshot* out) {
   s.baseline_id = 0;
   s.removed.clear();
   s.entries.clear();
+  s.events.clear();
   if (Status st = Parse(packet, &s); !st.ok()) return st;
   const uint32_t id = s.header.snapshot_id;
   if (id == 0) return Bad("snapshot_id is 0");
@@ -490,9 +555,22 @@ Status SnapshotDecoder::Decode(std::span<const uint8_t> packet, Snapshot* out) {
   last_id_ = id;
   ack_id_ = id;
   std::vector<EntityState> entities = std::move(out->entities);
+  std::vector<KillEvent> events = std::move(out->events);
   *out = s.header;
   entities.assign(slot.entities.begin(), slot.entities.end());
   out->entities = std::move(entities);
+  // Events carried again since an earlier snapshot delivered them are skipped; a gap (the
+  // server dropped events for a client that acknowledged nothing) is passed over.
+  const uint32_t first = s.header.first_event_seq;
+  const size_t skip = first < next_event_seq_
+                          ? std::min<size_t>(s.events.size(), next_event_seq_ - first)
+                          : 0;
+  events.assign(s.events.begin() + static_cast<std::ptrdiff_t>(skip), s.events.end());
+  out->events = std::move(events);
+  out->first_event_seq = out->events.empty() ? 0 : first + static_cast<uint32_t>(skip);
+  if (!s.events.empty()) {
+    next_event_seq_ = std::max(next_event_seq_, first + static_cast<uint32_t>(s.events.size()));
+  }
   return Status::OK();
 }
 

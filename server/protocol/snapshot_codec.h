@@ -7,6 +7,7 @@
 
 #include <array>
 #include <cstdint>
+#include <deque>
 #include <span>
 #include <vector>
 
@@ -48,10 +49,20 @@ class SnapshotEncoder {
   // past it are absent for the client this frame. client_ack_id is the client's
   // CommandPacket.ack_snapshot_id: if that snapshot is still held, the result is a delta
   // against it, else a full snapshot. frame.snapshot_id must exceed every id encoded before.
+  // Kill events: the queued events that the acknowledged snapshot carried are done and leave
+  // the queue; the oldest kMaxSnapshotEvents still queued ride in this snapshot (again, if an
+  // earlier one carried them but was not acknowledged). frame.events must be empty.
   // InvalidArgument (nothing recorded) if the frame breaks a rule of Validate or of ids.
   core::Status Encode(const Snapshot& frame, uint32_t client_ack_id, EncodedSnapshot* out);
 
-  // Forgets every held snapshot (e.g. the client reconnected).
+  // Queues a kill event for the next snapshots, numbered after the last one queued.
+  // InvalidArgument if it breaks Validate. With kMaxQueuedEvents already waiting (a client that
+  // acknowledges nothing), the oldest is dropped and counted in events_dropped().
+  core::Status QueueEvent(const KillEvent& event);
+  size_t events_queued() const { return events_.size(); }
+  uint64_t events_dropped() const { return events_dropped_; }
+
+  // Forgets every held snapshot and queued event (e.g. the client reconnected).
   void Reset();
 
   // Asks the CPU to start loading what Encode(..., client_ack_id, ...) will read first (the
@@ -63,19 +74,24 @@ class SnapshotEncoder {
   struct Held {
     uint32_t id = 0;
     std::vector<EntityState> entities;  // sorted by id: what the client will decode
+    uint32_t events_upto = 0;  // every event numbered below it was queued before or carried
   };
   const Held* Find(uint32_t id) const;
 
   std::array<Held, kSnapshotRing> ring_;
   uint32_t last_id_ = 0;
   detail::SnapshotPlan plan_;  // scratch, see SnapshotPlan
+  std::deque<KillEvent> events_;   // queued, oldest first
+  uint32_t events_first_seq_ = 1;  // the number of events_.front()
+  uint64_t events_dropped_ = 0;
 };
 
 // Client side. Not thread-safe: owned by the thread that reads the connection.
 class SnapshotDecoder {
  public:
   // Decodes one Snapshot packet into *out (entities sorted by id) and holds it as a future
-  // baseline. Errors: Corruption / InvalidArgument for a malformed packet or a snapshot not
+  // baseline. out->events holds only the kill events not decoded before (a snapshot carries
+  // them until one that held them is acknowledged), so each event comes out once. Errors: Corruption / InvalidArgument for a malformed packet or a snapshot not
   // newer than the last decoded one; NotFound when the named baseline is not held, after which
   // ack_id() is 0 so the server answers with a full snapshot.
   core::Status Decode(std::span<const uint8_t> packet, Snapshot* out);
@@ -94,6 +110,7 @@ class SnapshotDecoder {
   std::array<Held, kSnapshotRing> ring_;
   uint32_t last_id_ = 0;
   uint32_t ack_id_ = 0;
+  uint32_t next_event_seq_ = 1;  // events numbered below it were decoded already
 };
 
 }  // namespace proto

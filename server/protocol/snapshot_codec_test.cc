@@ -15,7 +15,7 @@ namespace {
 using testing::Rng;
 using testing::Uniform;
 
-constexpr size_t kHeaderAndPlayerBytes = 17 + 55 + 2;  // documented in docs/protocol.md
+constexpr size_t kHeaderAndPlayerBytes = 17 + 55 + 3;  // documented in docs/protocol.md
 constexpr size_t kFullEntryBytes = 31;
 
 std::vector<EntityState> SortedPrefix(const std::vector<EntityState>& offered, size_t n) {
@@ -146,7 +146,7 @@ TEST_CASE("the packet budget holds with 500 entities offered", "[snapshot]") {
   EncodedSnapshot enc;
   Snapshot got;
 
-  // Full: as many 31-byte entries as fit after the 74-byte header.
+  // Full: as many 31-byte entries as fit after the 75-byte header.
   REQUIRE(encoder.Encode(Frame(1, offered, rng), 0, &enc).ok());
   CHECK(enc.entities_fit == (kMaxSnapshotBytes - kHeaderAndPlayerBytes) / kFullEntryBytes);
   CHECK(enc.bytes.size() <= kMaxSnapshotBytes);
@@ -338,6 +338,169 @@ TEST_CASE("a delta that removes and resends the same entity is rejected",
   CHECK_FALSE(copy.Decode(bytes, &got).ok());
   REQUIRE(decoder.Decode(enc.bytes, &got).ok());
   CHECK(got.entities == std::vector<EntityState>{a2});
+}
+
+KillEvent Frag(uint16_t killer, uint16_t victim) {
+  return {killer, victim, static_cast<uint8_t>(WeaponId::kRocketLauncher)};
+}
+
+TEST_CASE("kill events ride in snapshots until one that carried them is acknowledged",
+          "[snapshot][events]") {
+  Rng rng(21);
+  SnapshotEncoder encoder;
+  SnapshotDecoder decoder;
+  EncodedSnapshot enc;
+  Snapshot got;
+  REQUIRE(encoder.QueueEvent(Frag(1, 2)).ok());
+  REQUIRE(encoder.QueueEvent({kNoPlayer, 3, static_cast<uint8_t>(DeathCause::kLava)}).ok());
+  REQUIRE(encoder.Encode(Frame(1, {}, rng), 0, &enc).ok());
+  REQUIRE(decoder.Decode(enc.bytes, &got).ok());
+  CHECK(got.first_event_seq == 1);
+  CHECK(got.events == std::vector<KillEvent>{Frag(1, 2), {kNoPlayer, 3, static_cast<uint8_t>(DeathCause::kLava)}});
+
+  // Not acknowledged yet (the client's ack is still 0): carried again, decoded once.
+  REQUIRE(encoder.QueueEvent(Frag(4, 5)).ok());
+  REQUIRE(encoder.Encode(Frame(2, {}, rng), 0, &enc).ok());
+  REQUIRE(decoder.Decode(enc.bytes, &got).ok());
+  CHECK(got.events == std::vector<KillEvent>{Frag(4, 5)});
+  CHECK(got.first_event_seq == 3);
+  CHECK(encoder.events_queued() == 3);
+
+  // Snapshot 1 acknowledged: its two events leave the queue, the third stays.
+  REQUIRE(encoder.Encode(Frame(3, {}, rng), 1, &enc).ok());
+  CHECK(encoder.events_queued() == 1);
+  REQUIRE(decoder.Decode(enc.bytes, &got).ok());
+  CHECK(got.events.empty());
+  CHECK(got.first_event_seq == 0);
+
+  // Snapshot 3 acknowledged: nothing left, and an empty event list costs one byte.
+  REQUIRE(encoder.Encode(Frame(4, {}, rng), decoder.ack_id(), &enc).ok());
+  CHECK(encoder.events_queued() == 0);
+  CHECK(enc.bytes.size() == kHeaderAndPlayerBytes);
+  REQUIRE(decoder.Decode(enc.bytes, &got).ok());
+  CHECK(got.events.empty());
+}
+
+TEST_CASE("a lost snapshot loses no kill event, and none comes out twice", "[snapshot][events]") {
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    Rng rng(seed);
+    SnapshotEncoder encoder;
+    SnapshotDecoder decoder;
+    EncodedSnapshot enc;
+    Snapshot got;
+    std::vector<KillEvent> sent, delivered;
+    std::vector<uint32_t> acks_in_flight;  // the client's acks, delayed by the network
+    for (uint32_t id = 1; id <= 600; ++id) {
+      for (uint32_t k = Uniform(rng, 0, 3); k > 0; --k) {  // bursts of up to 3 a frame
+        const KillEvent e = Frag(static_cast<uint16_t>(Uniform(rng, 0, 100)),
+                                 static_cast<uint16_t>(Uniform(rng, 0, 100)));
+        REQUIRE(encoder.QueueEvent(e).ok());
+        sent.push_back(e);
+      }
+      // The ack the server holds is one the client sent 0-3 frames ago.
+      acks_in_flight.push_back(decoder.ack_id());
+      const size_t delay = std::min<size_t>(acks_in_flight.size() - 1, Uniform(rng, 0, 3));
+      const uint32_t ack = acks_in_flight[acks_in_flight.size() - 1 - delay];
+      REQUIRE(encoder.Encode(Frame(id, {}, rng), ack, &enc).ok());
+      if (Uniform(rng, 0, 3) == 0) continue;  // a quarter of the snapshots are lost
+      REQUIRE(decoder.Decode(enc.bytes, &got).ok());
+      delivered.insert(delivered.end(), got.events.begin(), got.events.end());
+    }
+    // Drain: snapshots with the newest ack until the queue is empty.
+    for (uint32_t id = 601; encoder.events_queued() > 0 && id < 700; ++id) {
+      REQUIRE(encoder.Encode(Frame(id, {}, rng), decoder.ack_id(), &enc).ok());
+      REQUIRE(decoder.Decode(enc.bytes, &got).ok());
+      delivered.insert(delivered.end(), got.events.begin(), got.events.end());
+    }
+    CHECK(encoder.events_dropped() == 0);
+    REQUIRE(delivered.size() == sent.size());
+    CHECK(delivered == sent);
+  }
+}
+
+TEST_CASE("a snapshot carries at most 16 kill events, oldest first, within the byte budget",
+          "[snapshot][events]") {
+  Rng rng(22);
+  SnapshotEncoder encoder;
+  SnapshotDecoder decoder;
+  EncodedSnapshot enc;
+  Snapshot got;
+  for (uint16_t i = 0; i < 20; ++i) REQUIRE(encoder.QueueEvent(Frag(i, 100)).ok());
+  std::vector<EntityState> offered;
+  for (uint16_t i = 0; i < 200; ++i) offered.push_back(testing::RandomEntity(rng, i));
+  REQUIRE(encoder.Encode(Frame(1, offered, rng), 0, &enc).ok());
+  CHECK(enc.bytes.size() <= kMaxSnapshotBytes);
+  const size_t event_bytes = 4 + 5 * kMaxSnapshotEvents;
+  CHECK(enc.entities_fit ==
+        (kMaxSnapshotBytes - kHeaderAndPlayerBytes - event_bytes) / kFullEntryBytes);
+  REQUIRE(decoder.Decode(enc.bytes, &got).ok());
+  REQUIRE(got.events.size() == kMaxSnapshotEvents);
+  CHECK(got.events.front() == Frag(0, 100));
+  CHECK(got.entities == SortedPrefix(offered, enc.entities_fit));
+  REQUIRE(encoder.Encode(Frame(2, {}, rng), decoder.ack_id(), &enc).ok());
+  REQUIRE(decoder.Decode(enc.bytes, &got).ok());
+  CHECK(got.first_event_seq == 17);
+  REQUIRE(got.events.size() == 4);
+  CHECK(got.events.back() == Frag(19, 100));
+}
+
+TEST_CASE("a client that acknowledges nothing holds at most 256 kill events",
+          "[snapshot][events]") {
+  Rng rng(23);
+  SnapshotEncoder encoder;
+  for (uint16_t i = 0; i < 300; ++i) REQUIRE(encoder.QueueEvent(Frag(i, 7)).ok());
+  CHECK(encoder.events_queued() == kMaxQueuedEvents);
+  CHECK(encoder.events_dropped() == 300 - kMaxQueuedEvents);
+  EncodedSnapshot enc;
+  Snapshot got;
+  SnapshotDecoder decoder;
+  REQUIRE(encoder.Encode(Frame(1, {}, rng), 0, &enc).ok());
+  REQUIRE(decoder.Decode(enc.bytes, &got).ok());
+  CHECK(got.first_event_seq == 300 - kMaxQueuedEvents + 1);  // the oldest 44 were dropped
+  CHECK(got.events.front() == Frag(44, 7));
+  // A reconnect starts the numbering again on both sides.
+  encoder.Reset();
+  decoder.Reset();
+  REQUIRE(encoder.QueueEvent(Frag(1, 2)).ok());
+  REQUIRE(encoder.Encode(Frame(1, {}, rng), 0, &enc).ok());
+  REQUIRE(decoder.Decode(enc.bytes, &got).ok());
+  CHECK(got.first_event_seq == 1);
+  CHECK(got.events == std::vector<KillEvent>{Frag(1, 2)});
+}
+
+TEST_CASE("invalid kill events are refused on both sides", "[snapshot][events][validation]") {
+  Rng rng(24);
+  SnapshotEncoder encoder;
+  CHECK_FALSE(encoder.QueueEvent({1, kNoPlayer, 1}).ok());                   // no victim
+  CHECK_FALSE(encoder.QueueEvent({1, 2, kMaxWeaponId + 1}).ok());           // not a weapon
+  CHECK_FALSE(encoder.QueueEvent({kNoPlayer, 2, 0}).ok());                  // not a cause
+  CHECK_FALSE(encoder.QueueEvent({kNoPlayer, 2, kMaxDeathCause + 1}).ok());
+  CHECK(encoder.events_queued() == 0);
+  Snapshot with_events = Frame(1, {}, rng);
+  with_events.events = {Frag(1, 2)};
+  EncodedSnapshot enc;
+  CHECK_FALSE(encoder.Encode(with_events, 0, &enc).ok());  // events come from the queue
+
+  REQUIRE(encoder.QueueEvent(Frag(1, 2)).ok());
+  REQUIRE(encoder.Encode(Frame(2, {}, rng), 0, &enc).ok());
+  const std::vector<uint8_t> good = enc.bytes;
+  const size_t events_at = good.size() - (1 + 4 + 5);  // event_count, first_event_seq, one event
+  REQUIRE(good[events_at] == 1);
+  auto decode_patched = [&](auto patch) {
+    std::vector<uint8_t> b = good;
+    patch(b);
+    SnapshotDecoder decoder;
+    Snapshot got;
+    return decoder.Decode(b, &got);
+  };
+  CHECK(decode_patched([](auto&) {}).ok());
+  CHECK_FALSE(decode_patched([&](auto& b) { b[events_at] = kMaxSnapshotEvents + 1; }).ok());
+  CHECK_FALSE(decode_patched([&](auto& b) { b[events_at] = 2; }).ok());  // truncated
+  CHECK_FALSE(decode_patched([&](auto& b) { b[events_at] = 0; }).ok());  // trailing bytes
+  CHECK_FALSE(decode_patched([&](auto& b) { PutU16(b, events_at + 1, 0); PutU16(b, events_at + 3, 0); }).ok());  // seq 0
+  CHECK_FALSE(decode_patched([&](auto& b) { PutU16(b, events_at + 7, kNoPlayer); }).ok());
+  CHECK_FALSE(decode_patched([&](auto& b) { b[events_at + 9] = kMaxWeaponId + 1; }).ok());
+  CHECK_FALSE(decode_patched([&](auto& b) { PutU16(b, events_at + 5, kNoPlayer); b[events_at + 9] = 0; }).ok());
 }
 
 }  // namespace

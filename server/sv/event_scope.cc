@@ -4,7 +4,7 @@
 
 namespace sv {
 
-bool EventReaches(const ReliableEvent& event, game::EntityId player, core::Vec3 origin,
+bool EventReaches(const FrameEvent& event, game::EntityId player, core::Vec3 origin,
                   float radius) {
   AS_CHECK(radius > 0, "EventReaches: the interest radius must be positive");
   if (event.everyone) return true;
@@ -15,14 +15,13 @@ bool EventReaches(const ReliableEvent& event, game::EntityId player, core::Vec3 
   return core::Dot(d, d) <= radius * radius;
 }
 
-ReliableEvent ScopedEvent(std::vector<uint8_t> bytes, game::EntityId killer,
-                          game::EntityId victim, core::Vec3 where) {
-  AS_CHECK(victim >= 0, "ScopedEvent: an event needs a victim");
-  ReliableEvent e;
-  e.bytes = std::move(bytes);
+FrameEvent ScopedEvent(const proto::KillEvent& kill, core::Vec3 where) {
+  AS_CHECK(kill.victim_id != proto::kNoPlayer, "ScopedEvent: an event needs a victim");
+  FrameEvent e;
   e.everyone = false;
-  e.involved[0] = killer;
-  e.involved[1] = victim;
+  e.kill = kill;
+  e.involved[0] = kill.killer_id == proto::kNoPlayer ? -1 : game::EntityId{kill.killer_id};
+  e.involved[1] = kill.victim_id;
   e.where = where;
   return e;
 }

@@ -1,9 +1,9 @@
 // Who receives a frag or death event.
 //
-// Each reliable event costs one ENet command per receiving client and, because it is reliable,
-// one acknowledgement datagram back from each of them. Sent to every client, a death on a
-// 2,000-player server became 2,000 reliable sends and 2,000 acknowledgements; with deaths in
-// most frames the acknowledgements outnumbered the clients' commands (the run and its command:
+// Each event a client receives takes room in its snapshots until it acknowledges one that
+// carried it. Sent as reliable packets to every client, a death on a 2,000-player server became
+// 2,000 reliable sends and 2,000 acknowledgement datagrams; with deaths in most frames the
+// acknowledgements outnumbered the clients' commands (the run and its command:
 // docs/architecture.md, "Receiving"). So a frag or death goes
 // only to the clients that could have seen it: the killer, the victim, and every client whose
 // player stands within the snapshot interest radius of the victim. Chat still goes to everyone.
@@ -18,12 +18,11 @@ namespace sv {
 // True when `event` goes to `player`, whose player stands at `origin`, under snapshot
 // interest radius `radius` (> 0): always for an event marked everyone; otherwise when the
 // player is one of event.involved or |origin - event.where| <= radius.
-bool EventReaches(const ReliableEvent& event, game::EntityId player, core::Vec3 origin,
+bool EventReaches(const FrameEvent& event, game::EntityId player, core::Vec3 origin,
                   float radius);
 
-// A frag or death event: involved = {killer, victim} (killer -1 when none), where = the
-// victim's position.
-ReliableEvent ScopedEvent(std::vector<uint8_t> bytes, game::EntityId killer,
-                          game::EntityId victim, core::Vec3 where);
+// A frag or death event: involved = {killer, victim} (killer -1 when kill.killer_id is
+// kNoPlayer), where = the victim's position.
+FrameEvent ScopedEvent(const proto::KillEvent& kill, core::Vec3 where);
 
 }  // namespace sv

@@ -162,7 +162,7 @@ class Server {
   // Kill events (server_events.cc).
   void DetectKills();
   void Broadcast(const std::vector<uint8_t>& bytes);  // to every client
-  void Send(const ReliableEvent& event);              // to the clients it reaches
+  void Send(const FrameEvent& event);              // to the clients it reaches
   // Publication for other threads (server_status.cc).
   void PublishStatus();
   void PublishMetrics();

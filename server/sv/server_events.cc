@@ -1,6 +1,7 @@
-// Kill events: the master turns the world phase's frag and death counters into reliable events
-// for the clients near the victim (docs/protocol.md, 5.9), and broadcasts the rest.
-#include "server/protocol/messages.h"
+// Frame events: the master turns the world phase's frag and death counters into kill events for
+// the clients near the victim, which ride in their snapshots (docs/protocol.md, 6.4), and
+// broadcasts chat as reliable packets.
+#include "server/protocol/snapshot.h"
 #include "server/sv/event_scope.h"
 #include "server/sv/server.h"
 #include "server/sv/snapshot_builder.h"
@@ -8,18 +9,18 @@
 namespace sv {
 
 void Server::Broadcast(const std::vector<uint8_t>& bytes) {
-  ReliableEvent e;
+  FrameEvent e;
   e.bytes = bytes;
   Send(e);
 }
 
-void Server::Send(const ReliableEvent& event) {
-  for (auto& w : workers_) w->events().Push(ReliableEvent(event));
+void Server::Send(const FrameEvent& event) {
+  for (auto& w : workers_) w->events().Push(FrameEvent(event));
 }
 
 void Server::DetectKills() {
-  // The game keeps frag and death counters, not a kill log: a death is a FragEvent when the
-  // killer is unambiguous (exactly one player gained frags), else a DeathEvent.
+  // The game keeps frag and death counters, not a kill log: a death names its killer when the
+  // killer is unambiguous (exactly one player gained frags), else it names a cause.
   std::vector<game::EntityId> victims, killers;
   int gained = 0;
   for (const auto& [id, online] : online_) {
@@ -32,19 +33,16 @@ void Server::DetectKills() {
   }
   for (game::EntityId v : victims) {
     const game::Edict& e = world_->Get(v);
-    std::vector<uint8_t> bytes;
+    proto::KillEvent kill;
+    kill.victim_id = static_cast<uint16_t>(v);
     if (killers.size() == 1 && gained == static_cast<int>(victims.size()) && killers[0] != v) {
-      proto::FragEvent f;
-      f.killer_id = static_cast<uint16_t>(killers[0]);
-      f.victim_id = static_cast<uint16_t>(v);
-      f.weapon = WireWeapon(world_->Get(killers[0]).weapon);
-      if (proto::Encode(f, &bytes).ok()) Send(ScopedEvent(std::move(bytes), killers[0], v, e.origin));
+      kill.killer_id = static_cast<uint16_t>(killers[0]);
+      kill.how = static_cast<uint8_t>(WireWeapon(world_->Get(killers[0]).weapon));
     } else {
-      proto::DeathEvent de;
-      de.victim_id = static_cast<uint16_t>(v);
-      de.cause = e.frags < last_frags_[v] ? proto::DeathCause::kSuicide : proto::DeathCause::kWorld;
-      if (proto::Encode(de, &bytes).ok()) Send(ScopedEvent(std::move(bytes), -1, v, e.origin));
+      kill.how = static_cast<uint8_t>(e.frags < last_frags_[v] ? proto::DeathCause::kSuicide
+                                                                 : proto::DeathCause::kWorld);
     }
+    if (proto::Validate(kill).ok()) Send(ScopedEvent(kill, e.origin));
   }
   for (const auto& [id, online] : online_) {
     last_frags_[id] = world_->Get(id).frags;

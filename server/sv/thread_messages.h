@@ -9,6 +9,7 @@
 #include "server/core/vec3.h"
 #include "server/game/entity.h"
 #include "server/protocol/messages.h"
+#include "server/protocol/snapshot.h"
 
 namespace sv {
 
@@ -52,11 +53,13 @@ struct WorkerNotice {
   std::string text;  // chat text
 };
 
-// Master -> worker: one encoded reliable packet. A chat line goes to every active client of the
-// worker; a frag or death only to the clients it concerns (EventReaches, event_scope.h).
-struct ReliableEvent {
-  std::vector<uint8_t> bytes;
+// Master -> worker: one event of the frame. A chat line (`bytes`, an encoded ChatEvent sent
+// reliably) goes to every active client of the worker; a frag or death (`kill`) rides in the
+// snapshots of the clients it concerns (EventReaches, event_scope.h).
+struct FrameEvent {
+  std::vector<uint8_t> bytes;  // chat: the reliable packet; empty for a kill
   bool everyone = true;
+  proto::KillEvent kill;                   // when !everyone
   game::EntityId involved[2] = {-1, -1};  // killer and victim when !everyone (-1 = none)
   core::Vec3 where{};                      // the victim's position when !everyone
 };

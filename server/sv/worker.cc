@@ -318,6 +318,10 @@ void Worker::BuildReplies(PhaseClock* clock, const std::function<bool()>& durabl
   held_bytes_.clear();
   released_ = false;
   ++reply_round_;
+  // The frame's events: kills go into the snapshots encoded below, chat leaves at Release.
+  event_scratch_.clear();
+  events_.DrainInto(&event_scratch_);
+  QueueKillEvents();
   executor_.PrepareReplies();
   for (const auto& [player, s] : player_conn_) {
     shared_->ping_ms[player].store(s->peer->roundTripTime, std::memory_order_relaxed);
@@ -353,13 +357,25 @@ void Worker::BuildReplies(PhaseClock* clock, const std::function<bool()>& durabl
   requesters_.clear();
 }
 
+void Worker::QueueKillEvents() {
+  const float radius = shared_->options->interest_radius;
+  for (const FrameEvent& e : event_scratch_) {
+    if (!e.bytes.empty()) continue;  // chat: a reliable packet at Release
+    for (const auto& [player, s] : player_conn_) {
+      if (!EventReaches(e, player, world_->Get(player).origin, radius)) continue;
+      const core::Status st = s->encoder.QueueEvent(e.kill);
+      AS_CHECK(st.ok(), "Worker: the master sent an invalid kill event");
+    }
+  }
+}
+
 void Worker::Release() {
   released_ = true;
   sent_ = held_.size();
-  event_scratch_.clear();
-  events_.DrainInto(&event_scratch_);
   frame_events_.clear();
-  for (const ReliableEvent& e : event_scratch_) frame_events_.emplace_back(e.bytes);
+  for (const FrameEvent& e : event_scratch_) {
+    if (!e.bytes.empty()) frame_events_.emplace_back(e.bytes);
+  }
   for (const HeldReply& r : held_) {
     SendFrameEvents(r.session);
     SendSnapshot(r.session->peer, std::span<const uint8_t>(held_bytes_).subspan(r.offset, r.size));
@@ -375,12 +391,7 @@ void Worker::FlushHost() {
 void Worker::SendFrameEvents(Session* s) {
   if (s->events_round == reply_round_) return;
   s->events_round = reply_round_;
-  const float radius = shared_->options->interest_radius;
-  for (size_t i = 0; i < event_scratch_.size(); ++i) {
-    if (EventReaches(event_scratch_[i], s->player, world_->Get(s->player).origin, radius)) {
-      frame_events_[i].SendTo(s->peer);
-    }
-  }
+  for (SharedReliable& chat : frame_events_) chat.SendTo(s->peer);
 }
 
 void Worker::SendReplies(PhaseClock* clock) {
@@ -399,8 +410,8 @@ void Worker::DropReplies() {
   AS_CHECK(!released_, "Worker::DropReplies: replies already left for a durable frame");
   held_.clear();
   retired_.clear();
-  event_scratch_.clear();
-  events_.DrainInto(&event_scratch_);  // the frame's events were never durable either
+  // The frame's chat is not sent either. Its kills sit in encoders' queues, but the server
+  // stops after a durability failure (Server::Fail), so no snapshot carries them.
   event_scratch_.clear();
 }
 

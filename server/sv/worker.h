@@ -7,7 +7,7 @@
 //   Poll (request mode, idle) -> ReceiveRequests (receive, validate, the executor runs the
 //   commands; locality: hands the other threads theirs) -> ExecuteRoutedRequests (locality: the
 //   commands the other ports read for this thread's players) -> BuildReplies (the executor's encoded snapshots, held; read-only on the world) ->
-//   SendReplies (reliable events + the held snapshots, once the frame's tick is durable) or
+//   SendReplies (chat + the held snapshots with their kill events, once the tick is durable) or
 //   DropReplies (it never became durable: nothing of the frame is shown).
 //
 // Threading: every method runs on the worker's thread, except the two inboxes (any thread) and
@@ -42,7 +42,7 @@ class Worker {
   uint16_t port() const { return port_; }  // as bound (ServerOptions::port 0: the system's pick)
 
   ThreadQueue<PlayerAssignment>& assignments() { return assignments_; }
-  ThreadQueue<ReliableEvent>& events() { return events_; }
+  ThreadQueue<FrameEvent>& events() { return events_; }
 
   // Request mode's select: services the host for up to timeout_ms and keeps what arrived for
   // the next request phase. True if anything arrived (now or earlier) that needs a frame.
@@ -57,7 +57,7 @@ class Worker {
   void ExecuteRoutedRequests(PhaseClock* clock);
   // Encodes every requesting player's snapshot while the log syncs the frame's tick. Until
   // `durable` (polled every few snapshots, never blocking) answers true the snapshots are held
-  // in memory; from then on the frame's reliable events and the held snapshots leave, and each
+  // in memory; from then on the frame's chat and the held snapshots leave, and each
   // later snapshot leaves as soon as it is encoded. Then exactly one of SendReplies (once the
   // tick is durable: sends whatever is still held) or DropReplies (it never became durable:
   // nothing of the frame is shown; only if nothing was released).
@@ -83,7 +83,7 @@ class Worker {
     proto::SnapshotEncoder encoder;
     uint32_t ack_snapshot_id = 0;
     bool requested = false;  // sent a command packet this frame
-    uint64_t events_round = 0;  // the reply round whose reliable events it was sent
+    uint64_t events_round = 0;  // the reply round whose chat it was sent
   };
   struct PendingCommand {
     Session* session;  // alive this frame: a session that goes meanwhile is only retired
@@ -115,11 +115,14 @@ class Worker {
   void Expire(uint64_t now_ms);
 
   // The tick is durable: sends every held snapshot, each after its player's share of the
-  // frame's reliable events (one datagram for both).
+  // frame's chat (one datagram for both).
   void Release();
   // enet_host_flush with the datagrams batched (enet_socket_batch.h).
   void FlushHost();
-  // Sends `s` the frame's reliable events that reach it, once per reply round.
+  // Queues each of the frame's kill events (event_scratch_) in the snapshot encoder of every
+  // session it reaches (EventReaches).
+  void QueueKillEvents();
+  // Sends `s` the frame's chat lines (reliable packets), once per reply round.
   void SendFrameEvents(Session* s);
 
   // The frame's commands of players still connected, in arrival order: into exec_batch_ if this
@@ -148,9 +151,9 @@ class Worker {
   std::unordered_map<game::EntityId, Session*> player_conn_;
   std::unordered_map<game::EntityId, Expected> expected_;
   ThreadQueue<PlayerAssignment> assignments_;
-  ThreadQueue<ReliableEvent> events_;
+  ThreadQueue<FrameEvent> events_;
   std::vector<PlayerAssignment> assignment_scratch_;
-  std::vector<ReliableEvent> event_scratch_;
+  std::vector<FrameEvent> event_scratch_;
   std::vector<ENetEvent> pending_;  // arrived during Poll, handled in the next request phase
   std::vector<PendingCommand> commands_;
   std::vector<PlayerCommand> exec_batch_;  // commands_ of players still connected
@@ -166,7 +169,7 @@ class Worker {
   bool released_ = false;           // this frame's tick is durable and its replies are leaving
   size_t sent_ = 0;                 // snapshots sent this frame
   uint64_t reply_round_ = 0;        // BuildReplies calls so far
-  std::deque<SharedReliable> frame_events_;  // this round's events (event_scratch_), as packets
+  std::deque<SharedReliable> frame_events_;  // this round's chat lines (event_scratch_), as packets
 };
 
 }  // namespace sv

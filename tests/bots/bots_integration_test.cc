@@ -186,6 +186,27 @@ TEST_CASE("bots join, play and report sane figures") {
   CHECK(std::count(csv.begin(), csv.end(), '\n') >= 3);  // header + a row per second
 }
 
+TEST_CASE("every death a bot sees comes with its kill event, once, in the snapshots") {
+  const ServerRun server = StartServer(0, "kills", {"--map", "maps/dm_small.map"});
+  constexpr int kBots = 24;
+  const BotsRun r = RunBots(server.port, "kills",
+                            {"--bots", std::to_string(kBots), "--duration", "10", "--ramp", "0.5", "--threads",
+                             "2", "--behavior", "fight"});
+  INFO(r.json << r.err);
+  REQUIRE(r.rc == 0);
+  REQUIRE(JsonNumber(r.json, "connections_lost") == 0);
+  const double deaths = JsonNumber(r.json, "deaths_seen");
+  const double own = JsonNumber(r.json, "own_death_events");
+  REQUIRE(deaths >= kBots);  // fighting bots in a small map: about 5 deaths a second
+  // A lost or a doubled event would show here (the bounds are one event per bot apart).
+  CHECK(JsonNumber(r.json, "kill_events") >= own);
+  // A death's event is detected in the world phase after the frame that showed the counter
+  // rise, so at the end of the run each bot may have seen one death whose event had not
+  // arrived yet, or (its first snapshot) an event for a death it did not count. Nothing else.
+  CHECK(own <= deaths + kBots);
+  CHECK(own >= deaths - kBots);
+}
+
 TEST_CASE("identities resume after the bots restart, and another seed's token is refused") {
   const ServerRun server = StartServer(0, "resume");
   const std::vector<std::string> same = {"--bots", "4", "--duration", "2", "--identity-prefix", "res", "--seed", "5"};

@@ -241,6 +241,7 @@ void TestClient::Service(int timeout_ms) {
         if (decoder_.Decode(data, &snapshot_).ok()) {
           ++snapshots_;
           last_applied_ = std::max(last_applied_, snapshot_.last_applied_sequence);
+          kills_.insert(kills_.end(), snapshot_.events.begin(), snapshot_.events.end());
         } else {
           ++snapshot_errors_;
         }

@@ -76,7 +76,9 @@ class TestClient {
   uint32_t last_applied_sequence() const { return last_applied_; }
   uint64_t snapshots() const { return snapshots_; }
   uint64_t snapshot_errors() const { return snapshot_errors_; }
-  uint64_t events() const { return events_; }
+  uint64_t events() const { return events_; }  // reliable packets other than a kick (chat)
+  // Kill events out of the decoded snapshots, in order, each once.
+  const std::vector<proto::KillEvent>& kills() const { return kills_; }
   const proto::Snapshot& last_snapshot() const { return snapshot_; }
 
  private:
@@ -92,6 +94,7 @@ class TestClient {
   uint32_t sequence_ = 0;
   uint32_t last_applied_ = 0;
   uint64_t snapshots_ = 0, snapshot_errors_ = 0, events_ = 0;
+  std::vector<proto::KillEvent> kills_;
   std::vector<proto::UserCmd> history_;  // newest last
   proto::SnapshotDecoder decoder_;
   proto::Snapshot snapshot_;
