@@ -55,6 +55,9 @@ struct alignas(64) ThreadStats {
   std::atomic<uint64_t> requests{0};   // command packets accepted
   std::atomic<uint64_t> commands{0};   // commands executed
   std::atomic<uint64_t> replies{0};    // snapshots sent
+  // Kill events queued for clients (one per client reached), and the oldest dropped from the
+  // queue of a client that acknowledged no snapshot for 256 of them (docs/protocol.md, 6.4).
+  std::atomic<uint64_t> kill_events{0}, kill_events_dropped{0};
 };
 
 // Attributes a thread's wall time to its current phase. Owned by one thread. With instrumentation

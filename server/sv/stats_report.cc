@@ -188,6 +188,8 @@ StatsReport TakeReport(const ServerStats& s, const ReportInfo& info) {
     r.requests += r.thread_requests.back();
     r.commands += r.thread_commands.back();
     r.replies += r.thread_replies.back();
+    r.kill_events += Load(ts.kill_events);
+    r.kill_events_dropped += Load(ts.kill_events_dropped);
   }
   const core::LogHistogram frames = s.FrameHistogram();
   r.frame = {frames.count(), frames.mean_us() / 1000.0, frames.Percentile(0.50) / 1000.0,
@@ -287,6 +289,7 @@ std::string ToJson(const StatsReport& r) {
   field("requests", Num(r.requests));
   field("commands", Num(r.commands));
   field("replies", Num(r.replies));
+  field("kill_events", "{\"queued\": " + Num(r.kill_events) + ", \"dropped\": " + Num(r.kill_events_dropped) + "}");
   field("breakdown_pct", BreakdownJson(r.total_ns));
   std::string per = "[";
   for (size_t t = 0; t < r.thread_ns.size(); ++t) {

@@ -359,14 +359,21 @@ void Worker::BuildReplies(PhaseClock* clock, const std::function<bool()>& durabl
 
 void Worker::QueueKillEvents() {
   const float radius = shared_->options->interest_radius;
+  uint64_t queued = 0, dropped = 0;
   for (const FrameEvent& e : event_scratch_) {
     if (!e.bytes.empty()) continue;  // chat: a reliable packet at Release
     for (const auto& [player, s] : player_conn_) {
       if (!EventReaches(e, player, world_->Get(player).origin, radius)) continue;
+      const uint64_t dropped_before = s->encoder.events_dropped();
       const core::Status st = s->encoder.QueueEvent(e.kill);
       AS_CHECK(st.ok(), "Worker: the master sent an invalid kill event");
+      ++queued;
+      dropped += s->encoder.events_dropped() - dropped_before;
     }
   }
+  ThreadStats& ts = shared_->stats->thread(index_);
+  if (queued != 0) AddRelaxed(ts.kill_events, queued);
+  if (dropped != 0) AddRelaxed(ts.kill_events_dropped, dropped);
 }
 
 void Worker::Release() {

@@ -205,6 +205,10 @@ TEST_CASE("every death a bot sees comes with its kill event, once, in the snapsh
   // arrived yet, or (its first snapshot) an event for a death it did not count. Nothing else.
   CHECK(own <= deaths + kBots);
   CHECK(own >= deaths - kBots);
+  // The server counts what it queued; every bot acknowledged, so none was dropped.
+  const std::string stats = ReadFile(TempPath("kills.server.json"));
+  CHECK(JsonNumber(stats, "queued", "kill_events") > 0);
+  CHECK(JsonNumber(stats, "dropped", "kill_events") == 0);
 }
 
 TEST_CASE("identities resume after the bots restart, and another seed's token is refused") {

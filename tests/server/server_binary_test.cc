@@ -63,7 +63,7 @@ bool WaitForFrames(const std::string& stats) {
 
 void CheckStats(const svtest::Json& j, int threads) {
   for (const char* key : {"threads", "locking", "frame_mode", "map", "players", "frames",
-                          "requests", "replies", "breakdown_pct", "per_thread", "frame_ms",
+                          "requests", "replies", "kill_events", "breakdown_pct", "per_thread", "frame_ms",
                           "lock", "invalid_packets", "kicked", "junk",
                           "requests_per_thread_per_frame"}) {
     INFO(key);

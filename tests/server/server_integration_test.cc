@@ -65,7 +65,7 @@ void RunScenario(sv::ServerOptions o, int clients, int play_ms) {
   // The JSON form parses and carries the required keys.
   const svtest::Json j = svtest::ParseJson(sv::ToJson(rep));
   for (const char* key : {"threads", "locking", "frame_mode", "map", "players", "frames",
-                          "requests", "replies", "breakdown_pct", "per_thread", "frame_ms",
+                          "requests", "replies", "kill_events", "breakdown_pct", "per_thread", "frame_ms",
                           "lock", "invalid_packets", "kicked", "requests_per_thread_per_frame"}) {
     INFO(key);
     CHECK(j.Has(key));
