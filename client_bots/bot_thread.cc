@@ -399,6 +399,7 @@ void BotThread::OnConnect(Bot& bot, ENetPeer* peer, uint64_t now_us) {
   // snapshots): deceleration 0. Sent as a command, so only once connected (ENet refuses it on a
   // connecting peer).
   enet_peer_throttle_configure(peer, ENET_PEER_PACKET_THROTTLE_INTERVAL, ENET_PEER_PACKET_THROTTLE_ACCELERATION, 0);
+  enet_peer_ping_interval(peer, proto::kEnetPingIntervalMs);
   if (peer == bot.lobby_peer && bot.state == BotState::kLobbyConnect) {
     proto::JoinRequest req;
     req.challenge = bot.challenge;

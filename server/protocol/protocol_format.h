@@ -44,6 +44,11 @@ enum class MessageType : uint8_t {
 // maximumPacketSize to it.
 inline constexpr size_t kMaxPacketBytes = 1200;    // below ENet's 1400 MTU minus headers
 inline constexpr size_t kMaxSnapshotBytes = 1200;  // encoder budget == decoder limit
+// ENet's keepalive: a connected peer with no reliable packet in flight pings every this many ms
+// (ENet's default is 500), and the other side acknowledges each ping. Snapshots and commands
+// flow 30 times a second and are unreliable, so at 500 ms the pings and their acknowledgements
+// were 0.13 datagrams per command each way. Both sides set it on every game connection.
+inline constexpr uint32_t kEnetPingIntervalMs = 2000;
 inline constexpr size_t kMaxNameChars = 31;        // player name: 1..31
 inline constexpr size_t kMaxChatChars = 127;       // chat text: 1..127
 inline constexpr size_t kMaxReasonChars = 127;     // refusal / kick text: 0..127

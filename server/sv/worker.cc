@@ -103,6 +103,7 @@ void Worker::HandleEvent(ENetEvent& ev, uint64_t now_ms) {
       s->peer = ev.peer;
       s->connected_ms = now_ms;
       ev.peer->data = s.get();
+      enet_peer_ping_interval(ev.peer, proto::kEnetPingIntervalMs);
       sessions_[s->conn_id] = std::move(s);
       break;
     }
