@@ -348,15 +348,16 @@ Status SnapshotEncoder::Encode(const Snapshot& frame, uint32_t client_ack_id,
   const std::vector<EntityState>& base_entities = base ? base->entities : kNoEntities;
   const uint32_t baseline_id = base ? base->id : 0;
 
-  PlanEntities(frame.entities, base_entities, EventBytes(events.n), &plan_);
-  WriteSnapshot(frame, baseline_id, base_entities, plan_, events, &out->bytes);
+  thread_local detail::SnapshotPlan plan;  // see SnapshotPlan
+  PlanEntities(frame.entities, base_entities, EventBytes(events.n), &plan);
+  WriteSnapshot(frame, baseline_id, base_entities, plan, events, &out->bytes);
   out->baseline_id = baseline_id;
-  out->entities_fit = plan_.sent.size();
+  out->entities_fit = plan.sent.size();
   // After the write: the baseline may sit in the slot taken now. The slot's old buffer goes
-  // back to plan_ for the next call.
+  // back to the plan for the next call on this thread.
   Held& slot = ring_[frame.snapshot_id % kSnapshotRing];
   slot.id = frame.snapshot_id;
-  std::swap(slot.entities, plan_.sent);
+  std::swap(slot.entities, plan.sent);
   slot.events_upto = events_first_seq_ + static_cast<uint32_t>(events.n);
   last_id_ = frame.snapshot_id;
   return Status::OK();

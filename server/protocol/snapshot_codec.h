@@ -23,9 +23,11 @@ struct EncodedSnapshot {
 };
 
 namespace detail {
-// SnapshotEncoder's internal scratch: which offered entities go into the packet, and how. Kept
-// between calls only for its buffers' capacity: each Encode refills it, so steady-state
-// encoding does not allocate.
+// SnapshotEncoder's internal scratch: which offered entities go into the packet, and how. One
+// per thread, shared by every encoder on it, and kept between calls only for its buffers'
+// capacity: each Encode refills it, so steady-state encoding does not allocate, and a server
+// encoding for a thousand clients a frame finds it in cache (a scratch per encoder was cold at
+// every call).
 struct SnapshotPlan {
   struct Entry {
     const EntityState* e;
@@ -80,7 +82,6 @@ class SnapshotEncoder {
 
   std::array<Held, kSnapshotRing> ring_;
   uint32_t last_id_ = 0;
-  detail::SnapshotPlan plan_;  // scratch, see SnapshotPlan
   std::deque<KillEvent> events_;   // queued, oldest first
   uint32_t events_first_seq_ = 1;  // the number of events_.front()
   uint64_t events_dropped_ = 0;
