@@ -193,6 +193,18 @@ Status Bad(const std::string& why) { return Status::InvalidArgument("Snapshot: "
 
 // --- encoder ---------------------------------------------------------------------------------
 
+namespace {
+// Buffers of snapshots their encoders forgot, for the next snapshots encoded on this thread: a
+// client acknowledges every frame, so each encoder keeps about two snapshots instead of
+// kSnapshotRing, and a new snapshot's state goes into memory touched a frame or two ago rather
+// than kSnapshotRing frames ago.
+constexpr size_t kMaxSpareBuffers = 64;
+std::vector<std::vector<EntityState>>& SpareBuffers() {
+  thread_local std::vector<std::vector<EntityState>> spare;
+  return spare;
+}
+}  // namespace
+
 const SnapshotEncoder::Held* SnapshotEncoder::Find(uint32_t id) const {
   const Held& h = ring_[id % kSnapshotRing];
   return (id != 0 && h.id == id) ? &h : nullptr;
@@ -209,6 +221,7 @@ void SnapshotEncoder::PrefetchBaseline(uint32_t client_ack_id) const {
 void SnapshotEncoder::Reset() {
   for (Held& h : ring_) h = Held{};
   last_id_ = 0;
+  forget_from_ = 1;
   events_.clear();
   events_first_seq_ = 1;
 }
@@ -349,6 +362,11 @@ Status SnapshotEncoder::Encode(const Snapshot& frame, uint32_t client_ack_id,
   const uint32_t baseline_id = base ? base->id : 0;
 
   thread_local detail::SnapshotPlan plan;  // see SnapshotPlan
+  if (base != nullptr) ForgetOlderThan(base->id);
+  if (plan.sent.capacity() == 0 && !SpareBuffers().empty()) {
+    plan.sent = std::move(SpareBuffers().back());
+    SpareBuffers().pop_back();
+  }
   PlanEntities(frame.entities, base_entities, EventBytes(events.n), &plan);
   WriteSnapshot(frame, baseline_id, base_entities, plan, events, &out->bytes);
   out->baseline_id = baseline_id;
@@ -361,6 +379,19 @@ Status SnapshotEncoder::Encode(const Snapshot& frame, uint32_t client_ack_id,
   slot.events_upto = events_first_seq_ + static_cast<uint32_t>(events.n);
   last_id_ = frame.snapshot_id;
   return Status::OK();
+}
+
+void SnapshotEncoder::ForgetOlderThan(uint32_t ack) {
+  std::vector<std::vector<EntityState>>& spare = SpareBuffers();
+  const uint32_t oldest = ack > kSnapshotRing ? ack - kSnapshotRing : 1;
+  for (uint32_t id = std::max(forget_from_, oldest); id < ack; ++id) {
+    Held& h = ring_[id % kSnapshotRing];
+    if (h.id != id) continue;
+    h.id = 0;
+    if (spare.size() < kMaxSpareBuffers) spare.push_back(std::move(h.entities));
+    h.entities = {};
+  }
+  forget_from_ = std::max(forget_from_, ack);
 }
 
 Status SnapshotEncoder::QueueEvent(const KillEvent& event) {

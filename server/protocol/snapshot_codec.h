@@ -80,8 +80,13 @@ class SnapshotEncoder {
   };
   const Held* Find(uint32_t id) const;
 
+  // Forgets the held snapshots older than `ack`, a held one the client acknowledged, and hands
+  // their buffers to this thread's spares for the next snapshots encoded on it.
+  void ForgetOlderThan(uint32_t ack);
+
   std::array<Held, kSnapshotRing> ring_;
   uint32_t last_id_ = 0;
+  uint32_t forget_from_ = 1;  // every held snapshot below it is forgotten
   std::deque<KillEvent> events_;   // queued, oldest first
   uint32_t events_first_seq_ = 1;  // the number of events_.front()
   uint64_t events_dropped_ = 0;
