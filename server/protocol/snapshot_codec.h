@@ -51,6 +51,8 @@ class SnapshotEncoder {
   // past it are absent for the client this frame. client_ack_id is the client's
   // CommandPacket.ack_snapshot_id: if that snapshot is still held, the result is a delta
   // against it, else a full snapshot. frame.snapshot_id must exceed every id encoded before.
+  // Held snapshots older than that baseline are forgotten (their buffers serve the next
+  // snapshots encoded on this thread), so a later, older client_ack_id gets a full snapshot.
   // Kill events: the queued events that the acknowledged snapshot carried are done and leave
   // the queue; the oldest kMaxSnapshotEvents still queued ride in this snapshot (again, if an
   // earlier one carried them but was not acknowledged). frame.events must be empty.
