@@ -1,6 +1,7 @@
 // Delta-compressed Snapshot packets (QuakeWorld style). The server keeps one SnapshotEncoder per
-// client and the client one SnapshotDecoder; each holds the last kSnapshotRing snapshots so a
-// snapshot can be sent as a delta against the newest one the client acknowledged.
+// client and the client one SnapshotDecoder; each holds up to the last kSnapshotRing snapshots
+// so a snapshot can be sent as a delta against the newest one the client acknowledged (the
+// encoder forgets those older than that one). Kill events ride along (docs/protocol.md, 6.4).
 //
 // Wire layout and delta rules: docs/protocol.md, "Snapshot".
 #pragma once
