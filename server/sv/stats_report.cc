@@ -289,7 +289,8 @@ std::string ToJson(const StatsReport& r) {
   field("requests", Num(r.requests));
   field("commands", Num(r.commands));
   field("replies", Num(r.replies));
-  field("kill_events", "{\"queued\": " + Num(r.kill_events) + ", \"dropped\": " + Num(r.kill_events_dropped) + "}");
+  field("kill_events",
+        JsonObject({{"queued", Num(r.kill_events)}, {"dropped", Num(r.kill_events_dropped)}}));
   field("breakdown_pct", BreakdownJson(r.total_ns));
   std::string per = "[";
   for (size_t t = 0; t < r.thread_ns.size(); ++t) {
