@@ -16,13 +16,12 @@
 namespace sv {
 
 // True when `event` goes to `player`, whose player stands at `origin`, under snapshot
-// interest radius `radius` (> 0): always for an event marked everyone; otherwise when the
-// player is one of event.involved or |origin - event.where| <= radius.
+// interest radius `radius` (> 0): always for chat; for a kill when the player is its killer or
+// its victim, or |origin - event.where| <= radius.
 bool EventReaches(const FrameEvent& event, game::EntityId player, core::Vec3 origin,
                   float radius);
 
-// A frag or death event: involved = {killer, victim} (killer -1 when kill.killer_id is
-// kNoPlayer), where = the victim's position.
+// A frag or death event; where = the victim's position.
 FrameEvent ScopedEvent(const proto::KillEvent& kill, core::Vec3 where);
 
 }  // namespace sv

@@ -58,10 +58,9 @@ struct WorkerNotice {
 // snapshots of the clients it concerns (EventReaches, event_scope.h).
 struct FrameEvent {
   std::vector<uint8_t> bytes;  // chat: the reliable packet; empty for a kill
-  bool everyone = true;
-  proto::KillEvent kill;                   // when !everyone
-  game::EntityId involved[2] = {-1, -1};  // killer and victim when !everyone (-1 = none)
-  core::Vec3 where{};                      // the victim's position when !everyone
+  proto::KillEvent kill;       // a kill: its killer and victim
+  core::Vec3 where{};          // a kill: the victim's position
+  bool is_chat() const { return !bytes.empty(); }
 };
 
 }  // namespace sv

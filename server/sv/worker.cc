@@ -346,7 +346,7 @@ void Worker::BuildReplies(PhaseClock* clock, const std::function<bool()>& durabl
       continue;
     }
     if (released_) {
-      SendFrameEvents(s);
+      SendFrameChat(s);
       SendSnapshot(s->peer, encoded_.bytes);
       if (++sent_ % kFlushEvery == 0) FlushHost();
       continue;
@@ -362,7 +362,7 @@ void Worker::QueueKillEvents() {
   const float radius = shared_->options->interest_radius;
   uint64_t queued = 0, dropped = 0;
   for (const FrameEvent& e : event_scratch_) {
-    if (!e.bytes.empty()) continue;  // chat: a reliable packet at Release
+    if (e.is_chat()) continue;  // a reliable packet at Release
     for (const auto& [player, s] : player_conn_) {
       if (!EventReaches(e, player, world_->Get(player).origin, radius)) continue;
       const uint64_t dropped_before = s->encoder.events_dropped();
@@ -380,12 +380,12 @@ void Worker::QueueKillEvents() {
 void Worker::Release() {
   released_ = true;
   sent_ = held_.size();
-  frame_events_.clear();
+  frame_chat_.clear();
   for (const FrameEvent& e : event_scratch_) {
-    if (!e.bytes.empty()) frame_events_.emplace_back(e.bytes);
+    if (e.is_chat()) frame_chat_.emplace_back(e.bytes);
   }
   for (const HeldReply& r : held_) {
-    SendFrameEvents(r.session);
+    SendFrameChat(r.session);
     SendSnapshot(r.session->peer, std::span<const uint8_t>(held_bytes_).subspan(r.offset, r.size));
   }
   FlushHost();
@@ -396,18 +396,18 @@ void Worker::FlushHost() {
   enet_host_flush(host_);
 }
 
-void Worker::SendFrameEvents(Session* s) {
-  if (s->events_round == reply_round_) return;
-  s->events_round = reply_round_;
-  for (SharedReliable& chat : frame_events_) chat.SendTo(s->peer);
+void Worker::SendFrameChat(Session* s) {
+  if (s->chat_round == reply_round_) return;
+  s->chat_round = reply_round_;
+  for (SharedReliable& chat : frame_chat_) chat.SendTo(s->peer);
 }
 
 void Worker::SendReplies(PhaseClock* clock) {
   clock->Switch(Phase::kReply);
   if (!released_) Release();
-  for (const auto& [player, s] : player_conn_) SendFrameEvents(s);  // those without a snapshot
+  for (const auto& [player, s] : player_conn_) SendFrameChat(s);  // those without a snapshot
   FlushHost();
-  frame_events_.clear();  // ENet holds a reference to every packet a peer took
+  frame_chat_.clear();  // ENet holds a reference to every packet a peer took
   executor_.CountReplies(sent_);
   held_.clear();
   retired_.clear();  // no queued command, requester or held reply points at them any more

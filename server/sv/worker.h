@@ -83,7 +83,7 @@ class Worker {
     proto::SnapshotEncoder encoder;
     uint32_t ack_snapshot_id = 0;
     bool requested = false;  // sent a command packet this frame
-    uint64_t events_round = 0;  // the reply round whose chat it was sent
+    uint64_t chat_round = 0;  // the reply round whose chat it was sent
   };
   struct PendingCommand {
     Session* session;  // alive this frame: a session that goes meanwhile is only retired
@@ -123,7 +123,7 @@ class Worker {
   // session it reaches (EventReaches).
   void QueueKillEvents();
   // Sends `s` the frame's chat lines (reliable packets), once per reply round.
-  void SendFrameEvents(Session* s);
+  void SendFrameChat(Session* s);
 
   // The frame's commands of players still connected, in arrival order: into exec_batch_ if this
   // thread runs them, else into the routed list of the thread that does.
@@ -169,7 +169,7 @@ class Worker {
   bool released_ = false;           // this frame's tick is durable and its replies are leaving
   size_t sent_ = 0;                 // snapshots sent this frame
   uint64_t reply_round_ = 0;        // BuildReplies calls so far
-  std::deque<SharedReliable> frame_events_;  // this round's chat lines (event_scratch_), as packets
+  std::deque<SharedReliable> frame_chat_;  // this round's chat lines (event_scratch_), as packets
 };
 
 }  // namespace sv
