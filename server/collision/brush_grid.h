@@ -31,9 +31,16 @@ class BrushGrid {
   // crosses, cell by cell from a towards b (a 2D DDA), so a caller looking for any blocker
   // usually stops after the first few cells. A brush in several crossed cells is reported once
   // per cell. Where the segment passes through a cell corner both side cells are visited.
-  // `visit` returns false to stop. Requires finite a and b.
+  // `visit` returns false to stop. Before each step to the next cell(s), go_on(t) is asked with
+  // the segment parameter t (a + t(b - a)) where they begin; false stops the walk. t is
+  // accumulated in float: over a walk across the whole grid it may be off by a few tenths of a
+  // unit along the segment. Requires finite a and b.
+  template <class Visit, class GoOn>
+  void QuerySegment(core::Vec3 a, core::Vec3 b, Visit&& visit, GoOn&& go_on) const;
   template <class Visit>
-  void QuerySegment(core::Vec3 a, core::Vec3 b, Visit&& visit) const;
+  void QuerySegment(core::Vec3 a, core::Vec3 b, Visit&& visit) const {
+    QuerySegment(a, b, visit, [](float) { return true; });
+  }
 
  private:
   int CellX(float x) const;
@@ -77,8 +84,8 @@ void BrushGrid::Query(const core::Bounds& box, Visit&& visit) const {
   }
 }
 
-template <class Visit>
-void BrushGrid::QuerySegment(core::Vec3 a, core::Vec3 b, Visit&& visit) const {
+template <class Visit, class GoOn>
+void BrushGrid::QuerySegment(core::Vec3 a, core::Vec3 b, Visit&& visit, GoOn&& go_on) const {
   if (cells_x_ == 0) return;
   // Clip the segment's X/Y projection to the grid (slab method): t in [t0, t1] of a + t(b - a).
   const float o[2] = {a.x, a.y}, d[2] = {b.x - a.x, b.y - a.y};
@@ -117,7 +124,7 @@ void BrushGrid::QuerySegment(core::Vec3 a, core::Vec3 b, Visit&& visit) const {
   for (int steps = cells_x_ + cells_y_ + 2; steps > 0; --steps) {
     if (!visit_cell(cx, cy)) return;
     const float next = next_x < next_y ? next_x : next_y;
-    if (next > t1) return;
+    if (next > t1 || !go_on(next)) return;
     if (std::abs(next_x - next_y) <= kCornerT) {  // through a corner: both side cells too
       if (!visit_cell(cx + step_x, cy) || !visit_cell(cx, cy + step_y)) return;
       cx += step_x;

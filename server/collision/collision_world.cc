@@ -1,8 +1,10 @@
 // CollisionWorld implementation: brushes flattened into plane arrays, a BrushGrid broadphase per
 // contents (solid, liquid), and the narrow phase chosen by Options. Every query is a const walk
-// over immutable arrays with stack-local state only.
+// over immutable arrays with stack-local state only (and, for rays, a per-thread table of the
+// brushes a walk has clipped).
 #include "server/collision/collision_world.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "server/collision/brush_clip.h"
@@ -19,6 +21,15 @@ namespace {
 // written; no test measures how often).
 constexpr float kBulletClearStart = 0.1f;
 
+// Rays walk a second grid whose brushes are registered with their bounds grown by this much
+// (units). A ray's hit point lies within kDistEpsilon of the brush's bounds (it is at most
+// kDistEpsilon in front of every clip plane, and the axial bevels are among them), and the walk's
+// float cell boundaries are off by well under a unit, so the brush is listed in a cell the walk
+// reaches before it passes the hit.
+constexpr float kRayGridPad = 1.0f;
+// The walk stops once the nearest hit so far lies this far (units) before the next cell.
+constexpr float kRayStopMargin = 1.0f;
+
 // One brush as the narrow phase sees it: its clip planes are planes_[first_plane..+num_planes).
 struct BrushRecord {
   Bounds bounds;
@@ -31,6 +42,27 @@ struct BrushRecord {
 struct BrushSet {
   std::vector<BrushRecord> brushes;
   BrushGrid grid;
+  BrushGrid ray_grid;  // the same brushes, bounds grown by kRayGridPad (solid set only)
+};
+
+// Which brushes this thread's current ray walk has clipped already: a brush spans several cells
+// and the walk meets it in each. stamp[id] == now marks it.
+struct RayWalkStamps {
+  std::vector<uint32_t> stamp;
+  uint32_t now = 0;
+
+  void Begin(size_t num_brushes) {
+    if (stamp.size() < num_brushes) stamp.resize(num_brushes, 0);
+    if (++now == 0) {  // wrapped: forget every old mark
+      std::fill(stamp.begin(), stamp.end(), 0);
+      now = 1;
+    }
+  }
+  bool FirstVisit(uint32_t id) {
+    if (stamp[id] == now) return false;
+    stamp[id] = now;
+    return true;
+  }
 };
 
 class World final : public CollisionWorld {
@@ -46,6 +78,7 @@ class World final : public CollisionWorld {
  private:
   void AddBrush(const maps::Brush& brush, int map_index, BrushSet* set);
   void ClipBrush(const Sweep& sweep, const BrushRecord& b, Trace* trace) const;
+  void TraceRay(const Sweep& sweep, const Bounds& swept, Trace* trace) const;
   bool InsideAny(const BrushSet& set, Vec3 p) const;
 
   Options options_;
@@ -72,6 +105,11 @@ World::World(const maps::Map& map, const Options& options) : options_(options) {
     for (const BrushRecord& b : set->brushes) boxes.push_back(b.bounds);
     set->grid.Build(boxes);
   }
+  std::vector<Bounds> grown;
+  grown.reserve(solid_.brushes.size());
+  const Vec3 pad{kRayGridPad, kRayGridPad, kRayGridPad};
+  for (const BrushRecord& b : solid_.brushes) grown.push_back({b.bounds.mins - pad, b.bounds.maxs + pad});
+  solid_.ray_grid.Build(grown);
 }
 
 void World::AddBrush(const maps::Brush& brush, int map_index, BrushSet* set) {
@@ -125,6 +163,11 @@ Trace World::TraceBox(Vec3 start, Vec3 end, Vec3 mins, Vec3 maxs) const {
   const Sweep sweep{start, end, mins, maxs};
   Bounds swept = Bounds::At(start, mins, maxs);
   swept.Add(Bounds::At(end, mins, maxs));
+  if (mins == Vec3{} && maxs == Vec3{}) {
+    TraceRay(sweep, swept, &trace);
+    trace.end = trace.fraction == 1.0f ? end : start + (end - start) * trace.fraction;
+    return trace;
+  }
   solid_.grid.Query(swept, [&](uint32_t id) {
     const BrushRecord& b = solid_.brushes[id];
     if (b.bounds.Intersects(swept)) ClipBrush(sweep, b, &trace);
@@ -132,6 +175,28 @@ Trace World::TraceBox(Vec3 start, Vec3 end, Vec3 mins, Vec3 maxs) const {
   });
   trace.end = trace.fraction == 1.0f ? end : start + (end - start) * trace.fraction;
   return trace;
+}
+
+// A ray clips the brushes of the cells it crosses, nearest cell first, and stops once its nearest
+// hit lies before the next cell: a hit shot across a city clips the few brushes near its path up
+// to the wall it meets, not every brush in the box around the whole shot. It clips the same
+// brushes that can bound the result as the box query does (the same bounds filter), so fraction,
+// start_solid and all_solid are the box query's; where two brushes are entered at exactly the
+// same fraction, which one `brush` and `normal` name may differ.
+void World::TraceRay(const Sweep& sweep, const Bounds& swept, Trace* trace) const {
+  static thread_local RayWalkStamps stamps;
+  stamps.Begin(solid_.brushes.size());
+  const float length = Length(sweep.end - sweep.start);
+  const float margin = length > 0 ? kRayStopMargin / length : 0.0f;
+  solid_.ray_grid.QuerySegment(
+      sweep.start, sweep.end,
+      [&](uint32_t id) {
+        if (!stamps.FirstVisit(id)) return true;
+        const BrushRecord& b = solid_.brushes[id];
+        if (b.bounds.Intersects(swept)) ClipBrush(sweep, b, trace);
+        return !trace->all_solid;
+      },
+      [&](float next_cell_t) { return trace->fraction + margin >= next_cell_t; });
 }
 
 bool World::InsideAny(const BrushSet& set, Vec3 p) const {

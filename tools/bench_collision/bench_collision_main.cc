@@ -109,6 +109,26 @@ std::vector<Move> MakeSights(const std::vector<Vec3>& spots, std::mt19937* rng, 
   return sights;
 }
 
+// Hitscan shots: from a standing spot's eye in a random direction (pitch within +-30 degrees)
+// as far as the game's pellets fly, the map's diagonal (game::World's hitscan range, without
+// its small entity margin).
+std::vector<Move> MakeShots(const CollisionWorld& world, const std::vector<Vec3>& spots,
+                            std::mt19937* rng, int count) {
+  const Vec3 eye{0, 0, 22};
+  const float range = Length(world.WorldBounds().Size());
+  std::uniform_real_distribution<float> yaw(0, 6.2831853f), pitch(-0.5236f, 0.5236f);
+  std::uniform_int_distribution<size_t> pick(0, spots.size() - 1);
+  std::vector<Move> shots;
+  shots.reserve(count);
+  for (int i = 0; i < count; ++i) {
+    const float y = yaw(*rng), p = pitch(*rng);
+    const Vec3 dir{std::cos(y) * std::cos(p), std::sin(y) * std::cos(p), std::sin(p)};
+    const Vec3 start = spots[pick(*rng)] + eye;
+    shots.push_back({start, start + dir * range});
+  }
+  return shots;
+}
+
 void Report(const char* what, const Figures& f, size_t n) {
   std::printf("  %-28s %10.0f /s  %7.3f us each  (%d%% hit, checksum %.1f)\n", what,
               n / f.seconds, f.seconds * 1e6 / n, static_cast<int>(100.0 * f.hits / n),
@@ -130,7 +150,7 @@ int Run(const std::string& path, int num_moves, uint32_t seed, const std::string
   std::vector<Phase> list;
   if (phases != "bullet") list.push_back({"brush planes", collision::Narrowphase::kBrushPlanes});
   if (phases != "planes") list.push_back({"bullet hulls", collision::Narrowphase::kBulletHull});
-  std::vector<Move> moves, sights;
+  std::vector<Move> moves, sights, shots;
   for (const Phase& phase : list) {
     const auto b0 = std::chrono::steady_clock::now();
     auto world = CollisionWorld::Build(map, {phase.value});
@@ -148,11 +168,13 @@ int Run(const std::string& path, int num_moves, uint32_t seed, const std::string
                   spots.size(), num_moves);
       moves = MakeMoves(spots, &rng, num_moves);
       sights = MakeSights(spots, &rng, num_moves / 4);
+      shots = MakeShots(*world, spots, &rng, num_moves / 16);
     }
     std::printf("%s (build %.1f ms):\n", phase.name, build_ms);
     Report("player box sweeps", TimeSweeps(*world, moves, kMins, kMaxs), moves.size());
     Report("rays (zero box)", TimeSweeps(*world, moves, {}, {}), moves.size());
     if (!sights.empty()) Report("line of sight (<= 2048u)", TimeSight(*world, sights), sights.size());
+    Report("hitscan rays (map diagonal)", TimeSweeps(*world, shots, {}, {}), shots.size());
   }
   return 0;
 }

@@ -1,0 +1,165 @@
+// Rays (zero-size sweeps) walk the grid cell by cell and stop after their nearest hit. This checks
+// that the walk finds exactly what clipping every brush of the map finds: the same fraction,
+// start_solid and all_solid, for map-long shots (the game's hitscan pellets), short rays, rays
+// along the axes, through cell corners and from inside brushes, on a random map and on every map
+// we ship.
+#include <catch2/catch.hpp>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "maps/map_loader.h"
+#include "server/collision/brush_clip.h"
+#include "server/collision/brush_planes.h"
+#include "server/collision/collision_test_util.h"
+#include "server/collision/collision_world.h"
+
+namespace collision {
+namespace {
+
+// Every solid brush's clip planes and bounds, clipped one after another: no broadphase at all.
+class Exhaustive {
+ public:
+  explicit Exhaustive(const maps::Map& map) {
+    for (size_t i = 0; i < map.brushes.size(); ++i) {
+      const maps::Brush& b = map.brushes[i];
+      if (b.contents != maps::Contents::kSolid || b.planes.size() < 4 || b.vertices.size() < 4) {
+        continue;
+      }
+      Entry e;
+      e.index = static_cast<int>(i);
+      AppendClipPlanes(b, &e.planes);
+      e.bounds = Bounds::Empty();
+      for (Vec3 v : b.vertices) e.bounds.Add(v);
+      entries_.push_back(std::move(e));
+    }
+  }
+
+  Trace Ray(Vec3 start, Vec3 end) const {
+    Trace trace;
+    const Sweep sweep{start, end, Vec3{}, Vec3{}};
+    Bounds swept{start, start};
+    swept.Add(end);
+    for (const Entry& e : entries_) {
+      if (!e.bounds.Intersects(swept)) continue;
+      ClipSweepToBrush(sweep, e.planes.data(), static_cast<int>(e.planes.size()), e.index,
+                       &trace);
+    }
+    return trace;
+  }
+
+  // The fraction the brush `index` alone gives the ray.
+  float Alone(int index, Vec3 start, Vec3 end) const {
+    for (const Entry& e : entries_) {
+      if (e.index != index) continue;
+      Trace trace;
+      ClipSweepToBrush({start, end, Vec3{}, Vec3{}}, e.planes.data(),
+                       static_cast<int>(e.planes.size()), e.index, &trace);
+      return trace.fraction;
+    }
+    return -1;
+  }
+
+ private:
+  struct Entry {
+    int index = 0;
+    std::vector<maps::Plane> planes;
+    Bounds bounds;
+  };
+  std::vector<Entry> entries_;
+};
+
+struct Tally {
+  int rays = 0, hits = 0, start_solid = 0;
+};
+
+void CheckRay(const CollisionWorld& world, const Exhaustive& all, Vec3 start, Vec3 end,
+              Tally* tally) {
+  const Trace walk = world.TraceBox(start, end, Vec3{}, Vec3{});
+  const Trace want = all.Ray(start, end);
+  INFO("ray " << start.x << " " << start.y << " " << start.z << " -> " << end.x << " " << end.y
+              << " " << end.z);
+  ++tally->rays;
+  tally->hits += want.hit() ? 1 : 0;
+  tally->start_solid += want.start_solid ? 1 : 0;
+  REQUIRE(walk.fraction == want.fraction);
+  REQUIRE(walk.start_solid == want.start_solid);
+  REQUIRE(walk.all_solid == want.all_solid);
+  if (walk.hit() && !walk.all_solid) {
+    // Where two brushes are entered at the same fraction either may be named; the one named
+    // must give that fraction.
+    REQUIRE(all.Alone(walk.brush, start, end) == walk.fraction);
+  }
+}
+
+// Random rays over `map`: from random points (some inside brushes) in random directions, as
+// long as the map's diagonal (a pellet's flight) or short; some along an axis, some vertical,
+// some at exactly 45 degrees (through the cells' corners when they start on one).
+Tally CheckRandomRays(const maps::Map& map, uint32_t seed, int count) {
+  auto world = CollisionWorld::Build(map);
+  const Exhaustive all(map);
+  const Bounds b = world->WorldBounds();
+  const float diagonal = Length(b.Size());
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> ux(b.mins.x, b.maxs.x), uy(b.mins.y, b.maxs.y),
+      uz(b.mins.z, b.maxs.z), angle(0, 6.2831853f), pitch(-0.6f, 0.6f), unit(0, 1);
+  Tally tally;
+  for (int i = 0; i < count; ++i) {
+    Vec3 start{ux(rng), uy(rng), uz(rng)};
+    Vec3 dir;
+    switch (i % 6) {
+      case 0:  // along an axis
+        dir = Vec3{(i / 6) % 2 ? 1.0f : -1.0f, 0, 0};
+        if ((i / 12) % 2) dir = Vec3{0, dir.x, 0};
+        break;
+      case 1:  // straight down or up
+        dir = Vec3{0, 0, (i / 6) % 2 ? -1.0f : 1.0f};
+        break;
+      case 2:  // 45 degrees from a point on a 64-unit lattice (cell corners on small maps)
+        start.x = std::round(start.x / 64) * 64;
+        start.y = std::round(start.y / 64) * 64;
+        dir = Normalize(Vec3{(i / 6) % 2 ? 1.0f : -1.0f, 1.0f, 0});
+        break;
+      default: {
+        const float a = angle(rng), p = pitch(rng);
+        dir = Vec3{std::cos(a) * std::cos(p), std::sin(a) * std::cos(p), std::sin(p)};
+      }
+    }
+    const float length = i % 5 == 4 ? 8 + unit(rng) * 200 : diagonal;
+    CheckRay(*world, all, start, start + dir * length, &tally);
+  }
+  return tally;
+}
+
+TEST_CASE("rays find what clipping every brush finds: a random map") {
+  const Tally t = CheckRandomRays(testing::RandomMap(3, 200), 17, 4000);
+  CHECK(t.hits > 1000);       // most long rays hit something
+  CHECK(t.start_solid > 50);  // and some start inside a brush
+}
+
+TEST_CASE("rays find what clipping every brush finds: the maps we ship") {
+  const std::string path =
+      GENERATE(as<std::string>{}, "maps/dm_arena.map", "maps/dm_small.map",
+               "maps/metropolis.map", "maps/librequake/lqdm1.map", "maps/librequake/lqdm3.map",
+               "maps/librequake/lqdm6.map");
+  INFO(path);
+  maps::Map map;
+  REQUIRE(maps::LoadMap(path, &map).ok());
+  const Tally t = CheckRandomRays(map, 29, 1500);
+  CHECK(t.hits > 500);
+}
+
+TEST_CASE("a ray that starts outside the map's brushes and misses them all runs its length") {
+  auto world = CollisionWorld::Build(testing::MapOf({testing::BoxBrush({0, 0, 0}, {64, 64, 64})}));
+  const Trace over = world->TraceBox({-500, 32, 200}, {500, 32, 200}, Vec3{}, Vec3{});
+  CHECK_FALSE(over.hit());
+  CHECK(over.end == Vec3{500, 32, 200});
+  const Trace through = world->TraceBox({-500, 32, 32}, {500, 32, 32}, Vec3{}, Vec3{});
+  CHECK(through.hit());
+  CHECK(through.normal == Vec3{-1, 0, 0});
+  CHECK(std::fabs(through.end.x - (0 - kDistEpsilon)) < 1e-3f);
+}
+
+}  // namespace
+}  // namespace collision
