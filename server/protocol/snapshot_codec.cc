@@ -258,20 +258,24 @@ using Plan = detail::SnapshotPlan;
 
 // Takes offered entities in priority order while the packet, including a 2-byte removal for
 // every baseline entity not (yet) taken, stays within budget. Taking an entity never grows
-// the removal reserve, so the packet is within budget after every step.
+// the removal reserve, so the packet is within budget after every step. Then lists the taken
+// ones in id order without sorting them all: the baseline is in id order and holds most of
+// them (a client's view changes little between frames), so only the new ones are sorted.
 void PlanEntities(const std::vector<EntityState>& offered, const std::vector<EntityState>& base,
                   size_t event_bytes, Plan* plan) {
   Plan& p = *plan;
   p.entries.clear();
   p.sent.clear();
-  p.order.clear();
+  p.fresh.clear();
+  p.taken = 0;
   p.base_taken.assign(base.size(), false);
+  p.base_key.resize(base.size());
   p.bytes = kHeaderBytes + kPlayerStateBytes + kCountBytes + event_bytes;
   p.base_left = base.size();
   AS_CHECK(p.bytes + 2 * p.base_left <= kMaxSnapshotBytes, "64 removals always fit");
   const BaseIndex index(base);
   for (const EntityState& e : offered) {
-    if (p.order.size() == kMaxSnapshotEntities) break;
+    if (p.taken == kMaxSnapshotEntities) break;
     const EntityState* b = index.Find(e.id);
     uint16_t mask = kFieldNew | kAllEntityFields;
     if (b != nullptr && b->type == e.type) mask = DiffMask(*b, e);
@@ -280,18 +284,33 @@ void PlanEntities(const std::vector<EntityState>& offered, const std::vector<Ent
     if (p.bytes + cost + 2 * left_after > kMaxSnapshotBytes) break;
     p.bytes += cost;
     p.base_left = left_after;
-    if (b != nullptr) p.base_taken[static_cast<size_t>(b - base.data())] = true;
-    // Key: id, then the offer position (< 64) and the mask, so one sort of 8-byte integers puts
-    // the taken entities in id order.
-    p.order.push_back(uint64_t{e.id} << 48 | uint64_t{static_cast<uint32_t>(&e - offered.data())} << 16 | mask);
+    ++p.taken;
+    // Key: id, then the offer position (< 64) and the mask: ordering keys orders by id.
+    const uint64_t key =
+        uint64_t{e.id} << 48 | uint64_t{static_cast<uint32_t>(&e - offered.data())} << 16 | mask;
+    if (b != nullptr) {
+      const size_t at = static_cast<size_t>(b - base.data());
+      p.base_taken[at] = true;
+      p.base_key[at] = key;
+    } else {
+      p.fresh.push_back(key);
+    }
   }
-  std::sort(p.order.begin(), p.order.end());
-  for (const uint64_t key : p.order) {
+  std::sort(p.fresh.begin(), p.fresh.end());
+  auto emit = [&](uint64_t key) {
     const EntityState& e = offered[static_cast<size_t>(key >> 16 & 0xFFFFFFFF)];
     const uint16_t mask = static_cast<uint16_t>(key);
     if (mask != 0) p.entries.push_back({&e, mask});
     p.sent.push_back(e);
+  };
+  size_t f = 0;
+  for (size_t i = 0; i < base.size(); ++i) {
+    if (!p.base_taken[i]) continue;
+    const uint64_t key = p.base_key[i];
+    while (f < p.fresh.size() && p.fresh[f] < key) emit(p.fresh[f++]);
+    emit(key);
   }
+  while (f < p.fresh.size()) emit(p.fresh[f++]);
 }
 
 size_t EventBytes(size_t n) { return n == 0 ? 0 : kEventSeqBytes + n * kEventBytes; }

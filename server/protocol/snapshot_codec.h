@@ -37,7 +37,12 @@ struct SnapshotPlan {
   std::vector<Entry> entries;     // sorted by id; entities taken and not unchanged
   std::vector<EntityState> sent;  // sorted by id; the state the client will decode
   std::vector<bool> base_taken;   // per baseline entity: kept (else removed)
-  std::vector<uint64_t> order;    // taken entities: id << 48 | offer position << 16 | mask
+  // Taken entities as id << 48 | offer position << 16 | mask: those the baseline holds by their
+  // baseline position (in id order already, as the baseline is), the others (new to the
+  // client: a few per frame) apart, sorted, then merged with them.
+  std::vector<uint64_t> base_key;
+  std::vector<uint64_t> fresh;
+  size_t taken = 0;
   size_t bytes = 0;               // packet size without the removal list
   size_t base_left = 0;           // baseline entities to remove (2 bytes each)
 };
