@@ -87,9 +87,9 @@ AreanodeTree::AreanodeTree(const Bounds& world, int depth, int max_entities)
       slots_((2 << depth) - 1),
       entity_node_(max_entities, -1),
       entity_box_(max_entities),
-      next_(max_entities, -1),
-      prev_(max_entities, -1),
-      head_((2 << depth) - 1, -1) {
+      node_ids_((2 << depth) - 1),
+      node_boxes_((2 << depth) - 1),
+      index_in_node_(max_entities, 0) {
   Build(world);
 }
 
@@ -142,26 +142,30 @@ int AreanodeTree::LeafAt(core::Vec3 p) const {
   return nodes_[n].leaf;
 }
 
-void AreanodeTree::InsertInList(int node_id, EntityId id) {
-  const EntityId first = head_[node_id];
-  prev_[id] = -1;
-  next_[id] = first;
-  if (first >= 0) prev_[first] = id;
-  head_[node_id] = id;
+void AreanodeTree::InsertInNode(int node_id, EntityId id, const Bounds& box) {
+  std::vector<EntityId>& ids = node_ids_[node_id];
+  index_in_node_[id] = static_cast<uint32_t>(ids.size());
+  ids.push_back(id);
+  node_boxes_[node_id].push_back(box);
 }
 
-void AreanodeTree::RemoveFromList(int node_id, EntityId id) {
-  if (prev_[id] >= 0) {
-    next_[prev_[id]] = next_[id];
-  } else {
-    head_[node_id] = next_[id];
-  }
-  if (next_[id] >= 0) prev_[next_[id]] = prev_[id];
-  next_[id] = prev_[id] = -1;
+// The node's last entity takes the removed one's place (its index changes: it is in this
+// node, so its index is ours to write under this node's lock).
+void AreanodeTree::RemoveFromNode(int node_id, EntityId id) {
+  std::vector<EntityId>& ids = node_ids_[node_id];
+  std::vector<Bounds>& boxes = node_boxes_[node_id];
+  const uint32_t at = index_in_node_[id];
+  AS_CHECK(at < ids.size() && ids[at] == id, "areanode: entity not where its index says");
+  const EntityId last = ids.back();
+  ids[at] = last;
+  boxes[at] = boxes.back();
+  index_in_node_[last] = at;
+  ids.pop_back();
+  boxes.pop_back();
 }
 
-// The box is stored before the entity enters a list: no other thread can reach entity_box_[id]
-// until it finds `id` in a list, which it reads under the same lock as the insertion.
+// The box is stored before the entity enters a node: no other thread can reach entity_box_[id]
+// until it finds `id` in a node, which it reads under the same lock as the insertion.
 void AreanodeTree::Link(EntityId id, const Bounds& box) {
   AS_CHECK(id >= 0 && id < max_entities(), "entity id out of range");
   AS_CHECK(entity_node_[id] < 0, "entity is already linked");
@@ -170,7 +174,7 @@ void AreanodeTree::Link(EntityId id, const Bounds& box) {
   entity_box_[id] = box;
   entity_node_[id] = n;
   ParentLock lock(ParentSlot(n));
-  InsertInList(n, id);
+  InsertInNode(n, id, box);
 }
 
 void AreanodeTree::Unlink(EntityId id) {
@@ -179,7 +183,7 @@ void AreanodeTree::Unlink(EntityId id) {
   AS_CHECK(n >= 0, "entity is not linked");
   {
     ParentLock lock(ParentSlot(n));
-    RemoveFromList(n, id);
+    RemoveFromNode(n, id);
   }
   entity_node_[id] = -1;
 }
@@ -193,6 +197,7 @@ void AreanodeTree::Relink(EntityId id, const Bounds& box) {
     AS_CHECK(IsFiniteBox(box) && !box.IsEmpty(), "box must be finite with mins <= maxs");
     ParentLock lock(ParentSlot(n));
     entity_box_[id] = box;
+    node_boxes_[n][index_in_node_[id]] = box;
     return;
   }
   if (n >= 0) Unlink(id);
@@ -200,10 +205,9 @@ void AreanodeTree::Relink(EntityId id, const Bounds& box) {
 }
 
 void AreanodeTree::UnlinkAll() {
-  std::fill(head_.begin(), head_.end(), -1);
+  for (std::vector<EntityId>& ids : node_ids_) ids.clear();
+  for (std::vector<Bounds>& boxes : node_boxes_) boxes.clear();
   std::fill(entity_node_.begin(), entity_node_.end(), -1);
-  std::fill(next_.begin(), next_.end(), -1);
-  std::fill(prev_.begin(), prev_.end(), -1);
 }
 
 void AreanodeTree::Query(const Bounds& box, std::vector<EntityId>* out) const {
@@ -223,9 +227,22 @@ void AreanodeTree::QueryUnordered(const Bounds& box, std::vector<EntityId>* out)
 void AreanodeTree::QueryNode(int node_id, const Bounds& box, std::vector<EntityId>* out) const {
   {
     ParentLock lock(ParentSlot(node_id));
-    for (EntityId e = head_[node_id]; e >= 0; e = next_[e]) {
-      if (entity_box_[e].Intersects(box)) out->push_back(e);
+    // Without a branch per entity: most of a node's boxes miss, in no predictable pattern.
+    const std::vector<Bounds>& boxes = node_boxes_[node_id];
+    const EntityId* ids = node_ids_[node_id].data();
+    const size_t first = out->size();
+    out->resize(first + boxes.size());
+    EntityId* dst = out->data() + first;
+    size_t kept = 0;
+    for (size_t i = 0; i < boxes.size(); ++i) {
+      const Bounds& b = boxes[i];
+      const bool hit = (b.mins.x <= box.maxs.x) & (b.maxs.x >= box.mins.x) &
+                       (b.mins.y <= box.maxs.y) & (b.maxs.y >= box.mins.y) &
+                       (b.mins.z <= box.maxs.z) & (b.maxs.z >= box.mins.z);
+      dst[kept] = ids[i];
+      kept += hit ? 1 : 0;
     }
+    out->resize(first + kept);
   }
   const Node& node = nodes_[node_id];
   if (node.axis < 0) return;

@@ -5,8 +5,11 @@
 // Ids: node ids are 0..node_count()-1 in breadth-first order (0 = root; node n's children are
 // 2n+1 = children[0] and 2n+2 = children[1]). Leaf ids are 0..leaf_count()-1 left to right along
 // the bottom level, so leaf l is node l + leaf_count() - 1. Entity ids are 0..max_entities-1 (the
-// game's edict numbers). Link lists are index-linked (no pointers into game state); they are
-// derived data, rebuilt by relinking every entity after a restore.
+// game's edict numbers). Each node keeps its linked entities in two dense arrays, their ids and
+// their boxes (a query scans boxes in a row instead of chasing a list through scattered
+// entities); unlinking moves the node's last entity into the hole, so the order within a node
+// is not the link order. They are derived data, rebuilt by relinking every entity after a
+// restore.
 //
 // Where a box links (SV_LinkEdict): starting at the root, go to children[0] if
 // box.mins[axis] > dist, to children[1] if box.maxs[axis] < dist, else stay. So a box crossing or
@@ -135,8 +138,8 @@ class AreanodeTree {
 
  private:
   void Build(const Bounds& world);
-  void InsertInList(int node_id, EntityId id);
-  void RemoveFromList(int node_id, EntityId id);
+  void InsertInNode(int node_id, EntityId id, const Bounds& box);
+  void RemoveFromNode(int node_id, EntityId id);
   void QueryNode(int node_id, const Bounds& box, std::vector<EntityId>* out) const;
   void CollectTouching(int node_id, const Bounds& box, bool leaves_only,
                        std::vector<int>* out) const;
@@ -153,8 +156,12 @@ class AreanodeTree {
   mutable std::vector<NodeSlot> slots_;
   std::vector<int> entity_node_;      // node the entity is linked into, -1 if none
   std::vector<Bounds> entity_box_;
-  std::vector<EntityId> next_, prev_; // index-linked list per node, -1 ends
-  std::vector<EntityId> head_;        // first entity per node, -1 if empty
+  // Per node: the linked entities and their boxes (node_ids_[n][i]'s box is node_boxes_[n][i]),
+  // and per entity its index in its node's arrays. A node's arrays and the index of every
+  // entity in them are read and written under that node's lock, like the list they replace.
+  std::vector<std::vector<EntityId>> node_ids_;
+  std::vector<std::vector<Bounds>> node_boxes_;
+  std::vector<uint32_t> index_in_node_;
 };
 
 }  // namespace areanode
