@@ -7,7 +7,9 @@
 // player's snapshot is built and encoded as a delta against the previous frame's (the client
 // acknowledged it). The first 32 frames are untimed (the encoders' rings fill, as in a server's
 // first second); --frames frames after them are timed. Prints median and p99 per player-frame in microseconds, the build's share,
-// the entities kept and the snapshot bytes.
+// the entities kept and the snapshot bytes; with --decode also the client's side: the median
+// time a proto::SnapshotDecoder (the bots' decoder) takes for each of those snapshots, decoded
+// after the frame's encodes (keeping the packets costs the encodes a little cache).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -41,6 +43,7 @@ std::vector<std::string> Split(const std::string& s) {
 struct Timing {
   double median_us = 0, p99_us = 0, build_us_per_player = 0, mean_kept = 0;
   double snapshot_median_us = 0, snapshot_p99_us = 0, mean_bytes = 0;
+  double decode_median_us = 0;
 };
 
 double Percentile(std::vector<double>* v, double q) {
@@ -53,9 +56,9 @@ double MicrosSince(std::chrono::steady_clock::time_point t0) {
 }
 
 Timing TimeInterest(game::World* world, std::vector<game::testing::ScriptedPlayer>* bots,
-                    const vis::Pvs& pvs, int frames, float radius) {
+                    const vis::Pvs& pvs, int frames, float radius, bool decode) {
   const size_t players = bots->size();
-  std::vector<double> us, snapshot_us;
+  std::vector<double> us, snapshot_us, decode_us;
   us.reserve(players * static_cast<size_t>(frames));
   snapshot_us.reserve(us.capacity());
   std::vector<game::EntityId> out;
@@ -63,6 +66,9 @@ Timing TimeInterest(game::World* world, std::vector<game::testing::ScriptedPlaye
   sv::InterestIndex index;
   sv::ShownStates shown;
   std::vector<proto::SnapshotEncoder> encoders(players);
+  std::vector<proto::SnapshotDecoder> decoders(players);
+  std::vector<std::vector<uint8_t>> packets(players);
+  proto::Snapshot decoded;
   std::vector<uint32_t> acked(players, 0);
   proto::Snapshot snap;
   proto::EncodedSnapshot encoded;
@@ -94,15 +100,31 @@ Timing TimeInterest(game::World* world, std::vector<game::testing::ScriptedPlaye
         std::fprintf(stderr, "encode: %s\n", s.ToString().c_str());
         std::exit(1);
       }
-      acked[i] = snapshot_id;
+      if (decode) {
+        packets[i].assign(encoded.bytes.begin(), encoded.bytes.end());
+      } else {
+        acked[i] = snapshot_id;
+      }
       if (timed) bytes += static_cast<double>(encoded.bytes.size());
+    }
+    // The clients' side, after all the encodes (a bot thread decodes a frame's snapshots in a
+    // row too): each decoder takes its packet, and what it acknowledges is the next baseline.
+    for (size_t i = 0; decode && i < players; ++i) {
+      const auto d0 = std::chrono::steady_clock::now();
+      const core::Status d = decoders[i].Decode(packets[i], &decoded);
+      if (timed) decode_us.push_back(MicrosSince(d0));
+      if (!d.ok()) {
+        std::fprintf(stderr, "decode: %s\n", d.ToString().c_str());
+        std::exit(1);
+      }
+      acked[i] = decoders[i].ack_id();
     }
   }
   const double per_build = build_us / frames / static_cast<double>(players);
   const double n = static_cast<double>(us.size());
   return {Percentile(&us, 0.5) + per_build, Percentile(&us, 0.99) + per_build, per_build, kept / n,
           Percentile(&snapshot_us, 0.5) + per_build, Percentile(&snapshot_us, 0.99) + per_build,
-          bytes / n};
+          bytes / n, decode ? Percentile(&decode_us, 0.5) : 0.0};
 }
 
 }  // namespace
@@ -118,6 +140,7 @@ int main(int argc, char** argv) {
       ("frames", "frames timed per run", cxxopts::value<int>()->default_value("20"))
       ("warmup", "simulated seconds of scripted play before timing", cxxopts::value<int>()->default_value("3"))
       ("radius", "interest radius, units", cxxopts::value<float>()->default_value("2048"))
+      ("decode", "also time the clients' decoding of every snapshot (decode_med_us)")
       ("vis-cache", "PVS cache directory (\"\": build every time)", cxxopts::value<std::string>()->default_value(""))
       ("h,help", "print usage");
   cxxopts::ParseResult args;
@@ -144,8 +167,8 @@ int main(int argc, char** argv) {
     std::cerr << "--frames 1..10000, --warmup >= 0, --radius in (0, 65536]\n";
     return 2;
   }
-  std::printf("%-34s %7s %10s %10s %10s %8s %12s %12s %8s\n", "map", "players", "median_us",
-              "p99_us", "build_us", "kept", "snap_med_us", "snap_p99_us", "bytes");
+  std::printf("%-34s %7s %10s %10s %10s %8s %12s %12s %8s %13s\n", "map", "players", "median_us",
+              "p99_us", "build_us", "kept", "snap_med_us", "snap_p99_us", "bytes", "decode_med_us");
   for (const std::string& path : Split(args["maps"].as<std::string>())) {
     maps::Map map;
     core::Status s = maps::LoadMap(path, &map);
@@ -186,10 +209,10 @@ int main(int argc, char** argv) {
         world->RunWorldPhase();
         for (auto& b : bots) (void)world->ExecuteCommand(b.player(), b.Next(*world));
       }
-      const Timing t = TimeInterest(world.get(), &bots, pvs, frames, radius);
-      std::printf("%-34s %7d %10.2f %10.2f %10.3f %8.1f %12.2f %12.2f %8.0f\n", path.c_str(), n,
+      const Timing t = TimeInterest(world.get(), &bots, pvs, frames, radius, args.count("decode") > 0);
+      std::printf("%-34s %7d %10.2f %10.2f %10.3f %8.1f %12.2f %12.2f %8.0f %13.2f\n", path.c_str(), n,
                   t.median_us, t.p99_us, t.build_us_per_player, t.mean_kept, t.snapshot_median_us,
-                  t.snapshot_p99_us, t.mean_bytes);
+                  t.snapshot_p99_us, t.mean_bytes, t.decode_median_us);
       std::fflush(stdout);
     }
   }
