@@ -3,6 +3,7 @@
 // start_solid and all_solid, for map-long shots (the game's hitscan pellets), short rays, rays
 // along the axes, through cell corners and from inside brushes, on a random map and on every map
 // we ship.
+#include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <random>
@@ -159,6 +160,73 @@ TEST_CASE("a ray that starts outside the map's brushes and misses them all runs 
   CHECK(through.hit());
   CHECK(through.normal == Vec3{-1, 0, 0});
   CHECK(std::fabs(through.end.x - (0 - kDistEpsilon)) < 1e-3f);
+}
+
+}  // namespace
+}  // namespace collision
+
+namespace collision {
+namespace {
+
+// BoundRays on the maps we ship, from player-sized boxes standing on floors and aimed at random
+// (pitch within +-30 degrees) with a shotgun-like cone: whenever it finds a blocking face, rays
+// from random points of the box along random directions of the cone end inside the box it
+// returned. It must find one often (the shots that face a wall) but not always.
+TEST_CASE("BoundRays: every ray of the cone from the box ends inside the bound") {
+  const std::string path =
+      GENERATE(as<std::string>{}, "maps/dm_arena.map", "maps/metropolis.map",
+               "maps/librequake/lqdm6.map", "maps/librequake/lqdm1.map");
+  INFO(path);
+  maps::Map map;
+  REQUIRE(maps::LoadMap(path, &map).ok());
+  auto world = CollisionWorld::Build(map);
+  const float range = Length(world->WorldBounds().Size());
+  std::mt19937 rng(41);
+  std::uniform_real_distribution<float> yaw(0, 6.2831853f), pitch(-0.52f, 0.52f), unit(0, 1),
+      reach(8, 80);
+  int bounded = 0, unbounded = 0, rays = 0;
+  const int per_spawn = std::max<int>(4, 400 / static_cast<int>(map.spawns.size()));
+  for (const maps::SpawnPoint& spawn : map.spawns) {
+    for (int k = 0; k < per_spawn; ++k) {
+      // The box of every eye a player here could have after a command's move.
+      const Bounds starts = Bounds::At(spawn.origin, {0, 0, 22}, {0, 0, 22}).Expanded(reach(rng));
+      const float y = yaw(rng), p = pitch(rng);
+      const Vec3 forward{std::cos(y) * std::cos(p), std::sin(y) * std::cos(p), std::sin(p)};
+      const Vec3 right = Normalize(Vec3{std::sin(y), -std::cos(y), 0});
+      const Vec3 up = Vec3{right.y * forward.z - right.z * forward.y,
+                           right.z * forward.x - right.x * forward.z,
+                           right.x * forward.y - right.y * forward.x};
+      constexpr float kSpread = 0.04f;
+      Vec3 corners[4];
+      int n = 0;
+      for (float a : {-kSpread, kSpread}) {
+        for (float b : {-kSpread, kSpread}) corners[n++] = (forward + right * a + up * b) * range;
+      }
+      Bounds bound;
+      if (!world->BoundRays(starts, forward * range, corners, &bound)) {
+        ++unbounded;
+        continue;
+      }
+      ++bounded;
+      CHECK(bound.Contains(starts));
+      for (int s = 0; s < 32; ++s) {
+        const Vec3 e{starts.mins.x + unit(rng) * (starts.maxs.x - starts.mins.x),
+                     starts.mins.y + unit(rng) * (starts.maxs.y - starts.mins.y),
+                     starts.mins.z + unit(rng) * (starts.maxs.z - starts.mins.z)};
+        const Vec3 d = (forward + right * ((2 * unit(rng) - 1) * kSpread) +
+                        up * ((2 * unit(rng) - 1) * kSpread)) * range;
+        const Trace t = world->TraceBox(e, e + d, Vec3{}, Vec3{});
+        ++rays;
+        INFO("from " << e.x << " " << e.y << " " << e.z << " along " << d.x << " " << d.y << " "
+                     << d.z);
+        REQUIRE(bound.Contains(Bounds{t.end, t.end}));
+      }
+    }
+  }
+  INFO("bounded " << bounded << " unbounded " << unbounded);
+  CHECK(bounded >= 20);
+  CHECK(unbounded >= 20);
+  CHECK(rays > 600);
 }
 
 }  // namespace

@@ -73,6 +73,8 @@ class World final : public CollisionWorld {
   maps::Contents PointContents(Vec3 p) const override;
   bool LineOfSight(Vec3 a, Vec3 b) const override;
   Bounds WorldBounds() const override { return bounds_; }
+  bool BoundRays(const Bounds& starts, Vec3 center, std::span<const Vec3> corners,
+                 Bounds* out) const override;
   int NumSolidBrushes() const override { return static_cast<int>(solid_.brushes.size()); }
 
  private:
@@ -84,15 +86,18 @@ class World final : public CollisionWorld {
   Options options_;
   std::vector<maps::Plane> planes_;
   BrushSet solid_, liquid_;
+  std::vector<int> solid_of_map_;  // by Map::brushes index: its record in solid_, or -1
   Bounds bounds_ = Bounds::Empty();
   BulletHulls hulls_;
 };
 
 World::World(const maps::Map& map, const Options& options) : options_(options) {
+  solid_of_map_.assign(map.brushes.size(), -1);
   for (size_t i = 0; i < map.brushes.size(); ++i) {
     const maps::Brush& brush = map.brushes[i];
     if (brush.planes.size() < 4 || brush.vertices.size() < 4) continue;  // degenerate: no volume
     if (brush.contents == maps::Contents::kSolid) {
+      solid_of_map_[i] = static_cast<int>(solid_.brushes.size());
       AddBrush(brush, static_cast<int>(i), &solid_);
       bounds_.Add(brush.bounds);
     } else if (brush.contents == maps::Contents::kLiquid) {
@@ -197,6 +202,44 @@ void World::TraceRay(const Sweep& sweep, const Bounds& swept, Trace* trace) cons
         return !trace->all_solid;
       },
       [&](float next_cell_t) { return trace->fraction + margin >= next_cell_t; });
+}
+
+bool World::BoundRays(const Bounds& starts, Vec3 center, std::span<const Vec3> corners,
+                      Bounds* out) const {
+  AS_CHECK(!starts.IsEmpty() && !corners.empty() && corners.size() <= 8, "BoundRays: bad input");
+  const Vec3 middle = (starts.mins + starts.maxs) * 0.5f;
+  const Trace first = TraceBox(middle, middle + center, Vec3{}, Vec3{});
+  if (!first.hit() || first.start_solid || first.brush < 0) return false;
+  const int record = solid_of_map_[static_cast<size_t>(first.brush)];
+  if (record < 0) return false;
+  const BrushRecord& b = solid_.brushes[static_cast<size_t>(record)];
+  const maps::Plane* planes = planes_.data() + b.first_plane;
+  int face = -1;
+  for (int i = 0; i < b.num_planes; ++i) {
+    if (planes[i].normal == first.normal) face = i;
+  }
+  if (face < 0) return false;
+  const maps::Plane& p = planes[face];
+  Bounds box = starts;
+  for (int c = 0; c < 8; ++c) {
+    const Vec3 e{(c & 1) ? starts.maxs.x : starts.mins.x, (c & 2) ? starts.maxs.y : starts.mins.y,
+                 (c & 4) ? starts.maxs.z : starts.mins.z};
+    const float front = Dot(p.normal, e) - p.dist;
+    if (!(front > kRayBoundMargin)) return false;  // a start on or behind the face
+    for (const Vec3& d : corners) {
+      const float toward = Dot(p.normal, d);
+      if (!(toward < 0)) return false;  // a ray parallel to the face or leaving it
+      const Vec3 x = e + d * (front / -toward);  // where it crosses the face's plane
+      for (int i = 0; i < b.num_planes; ++i) {
+        if (i != face && !(Dot(planes[i].normal, x) - planes[i].dist <= -kRayBoundMargin)) {
+          return false;  // past the face's edge, or too close to it
+        }
+      }
+      box.Add(x);
+    }
+  }
+  *out = box;
+  return true;
 }
 
 bool World::InsideAny(const BrushSet& set, Vec3 p) const {

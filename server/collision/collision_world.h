@@ -15,6 +15,7 @@
 #pragma once
 
 #include <memory>
+#include <span>
 
 #include "maps/map.h"
 #include "server/core/bounds.h"
@@ -31,6 +32,8 @@ inline constexpr float kDistEpsilon = 0.03125f;
 // A box that penetrates a brush by less than this (units) is touching it, not inside it: it may
 // slide along the surface or move away, but not further in.
 inline constexpr float kTouchEpsilon = 0.01f;
+// BoundRays' crossings must lie this far (units) inside the blocking brush's other planes.
+inline constexpr float kRayBoundMargin = 0.5f;
 
 // Result of sweeping a box from start to end (Quake's trace_t).
 struct Trace {
@@ -79,6 +82,20 @@ class CollisionWorld {
 
   // Bounds of all solid geometry (Empty() if the map has none).
   virtual Bounds WorldBounds() const = 0;
+
+  // A box around every ray from a point of `starts` along a direction in the convex hull of
+  // `corners` (each the whole ray: its end is start + corner), up to where it first meets a solid
+  // brush. It looks for one brush face that all of them must cross inside the brush: the face
+  // that the ray along `center` from the middle of `starts` hits first; each ray from a corner
+  // of `starts` along each of `corners` must enter through that face's plane at a point at
+  // least kRayBoundMargin inside the brush's other planes, and `starts` must lie wholly in front
+  // of it. Then every such ray ends at or before that plane (the points where they cross it lie
+  // in the convex hull of the corners' crossings, which lies in the brush), and *out is the box
+  // of `starts` and those crossings. False (nothing written) if there is no such face: the ray
+  // from the middle hits nothing, or the face does not block them all. Requires finite input,
+  // starts not empty, 1 to 8 corners. Thread-safe.
+  virtual bool BoundRays(const Bounds& starts, Vec3 center, std::span<const Vec3> corners,
+                         Bounds* out) const = 0;
 
   // Number of solid brushes the world collides with.
   virtual int NumSolidBrushes() const = 0;

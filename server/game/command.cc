@@ -86,16 +86,30 @@ Region World::RegionOf(EntityId player, const UserCmd& cmd) const {
   } else if (fire && weapon == kWeaponShotgun) {
     // The pellets leave from the eye (inside `core`) within a square cone of half-width
     // kShotgunSpread around the aim; the box is `core` swept by the cone's corner rays.
+    // If one wall face blocks every pellet from anywhere in `core` (the map is static, so this
+    // needs no lock), the box ends at that face; else it runs to the end of the world.
     Vec3 forward, right, up;
     AngleVectors(cmd.view_angles, &forward, &right, &up);
+    Vec3 corners[4];
+    int n = 0;
     Bounds cone{{0, 0, 0}, {0, 0, 0}};
     for (float a : {-kShotgunSpread, kShotgunSpread}) {
       for (float b : {-kShotgunSpread, kShotgunSpread}) {
-        cone.Add((forward + right * a + up * b) * hitscan_range_);
+        corners[n] = (forward + right * a + up * b) * hitscan_range_;
+        cone.Add(corners[n++]);
       }
     }
     r.action = ActionKind::kDirectionalBox;
-    r.action_box = Bounds{core.mins + cone.mins, core.maxs + cone.maxs}.Expanded(kMaxEntityExtent);
+    // Every eye the player can have after the move: `core` holds every box it can occupy, so
+    // its origin stays within `core` shrunk by the player's box.
+    const Vec3 eye{0, 0, kEyeHeight};
+    const Bounds eyes{core.mins - kPlayerMins + eye, core.maxs - kPlayerMaxs + eye};
+    Bounds blocked;
+    if (collision_.BoundRays(eyes, forward * hitscan_range_, corners, &blocked)) {
+      r.action_box = blocked.Expanded(kMaxEntityExtent);
+    } else {
+      r.action_box = Bounds{core.mins + cone.mins, core.maxs + cone.maxs}.Expanded(kMaxEntityExtent);
+    }
   }
   return r;
 }

@@ -21,7 +21,8 @@ enum class ActionKind : uint8_t {
   kNone,            // no long-range action: the move box covers everything (incl. the axe)
   kExpandedBox,     // rocket: launched here, finished by the world phase; box grown by the
                     // in-command flight plus the splash radius
-  kDirectionalBox,  // hitscan: box from the player to the end of the world along the aim
+  kDirectionalBox,  // hitscan: box from the player along the aim to a wall face that stops
+                    // every pellet (CollisionWorld::BoundRays), else to the end of the world
 };
 
 inline constexpr int kMaxTeleportBoxes = 4;
