@@ -170,14 +170,13 @@ Trace World::TraceBox(Vec3 start, Vec3 end, Vec3 mins, Vec3 maxs) const {
   swept.Add(Bounds::At(end, mins, maxs));
   if (mins == Vec3{} && maxs == Vec3{}) {
     TraceRay(sweep, swept, &trace);
-    trace.end = trace.fraction == 1.0f ? end : start + (end - start) * trace.fraction;
-    return trace;
+  } else {
+    solid_.grid.Query(swept, [&](uint32_t id) {
+      const BrushRecord& b = solid_.brushes[id];
+      if (b.bounds.Intersects(swept)) ClipBrush(sweep, b, &trace);
+      return !trace.all_solid;
+    });
   }
-  solid_.grid.Query(swept, [&](uint32_t id) {
-    const BrushRecord& b = solid_.brushes[id];
-    if (b.bounds.Intersects(swept)) ClipBrush(sweep, b, &trace);
-    return !trace.all_solid;
-  });
   trace.end = trace.fraction == 1.0f ? end : start + (end - start) * trace.fraction;
   return trace;
 }
@@ -215,8 +214,8 @@ bool World::BoundRays(const Bounds& starts, Vec3 center, std::span<const Vec3> c
   const BrushRecord& b = solid_.brushes[static_cast<size_t>(record)];
   const maps::Plane* planes = planes_.data() + b.first_plane;
   int face = -1;
-  for (int i = 0; i < b.num_planes; ++i) {
-    if (planes[i].normal == first.normal) face = i;
+  for (int i = 0; i < b.num_planes && face < 0; ++i) {
+    if (planes[i].normal == first.normal) face = i;  // clip planes have distinct normals
   }
   if (face < 0) return false;
   const maps::Plane& p = planes[face];
