@@ -359,18 +359,22 @@ void Worker::BuildReplies(PhaseClock* clock, const std::function<bool()>& durabl
 }
 
 void Worker::QueueKillEvents() {
+  const auto is_kill = [](const FrameEvent& e) { return !e.is_chat(); };  // chat: at Release
+  if (std::none_of(event_scratch_.begin(), event_scratch_.end(), is_kill)) return;
   const float radius = shared_->options->interest_radius;
   uint64_t queued = 0, dropped = 0;
-  for (const FrameEvent& e : event_scratch_) {
-    if (e.is_chat()) continue;  // a reliable packet at Release
-    for (const auto& [player, s] : player_conn_) {
-      if (!EventReaches(e, player, world_->Get(player).origin, radius)) continue;
-      const uint64_t dropped_before = s->encoder.events_dropped();
+  // Players outside, events inside: each player's position is read once, and each encoder
+  // still queues the frame's kills in their order.
+  for (const auto& [player, s] : player_conn_) {
+    const core::Vec3 origin = world_->Get(player).origin;
+    const uint64_t dropped_before = s->encoder.events_dropped();
+    for (const FrameEvent& e : event_scratch_) {
+      if (!is_kill(e) || !EventReaches(e, player, origin, radius)) continue;
       const core::Status st = s->encoder.QueueEvent(e.kill);
       AS_CHECK(st.ok(), "Worker: the master sent an invalid kill event");
       ++queued;
-      dropped += s->encoder.events_dropped() - dropped_before;
     }
+    dropped += s->encoder.events_dropped() - dropped_before;
   }
   ThreadStats& ts = shared_->stats->thread(index_);
   if (queued != 0) AddRelaxed(ts.kill_events, queued);
