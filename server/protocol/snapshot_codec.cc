@@ -268,8 +268,7 @@ void PlanEntities(const std::vector<EntityState>& offered, const std::vector<Ent
   p.sent.clear();
   p.fresh.clear();
   p.taken = 0;
-  p.base_taken.assign(base.size(), false);
-  p.base_key.resize(base.size());
+  p.base_key.assign(base.size(), Plan::kNotTaken);
   p.bytes = kHeaderBytes + kPlayerStateBytes + kCountBytes + event_bytes;
   p.base_left = base.size();
   AS_CHECK(p.bytes + 2 * p.base_left <= kMaxSnapshotBytes, "64 removals always fit");
@@ -289,9 +288,7 @@ void PlanEntities(const std::vector<EntityState>& offered, const std::vector<Ent
     const uint64_t key =
         uint64_t{e.id} << 48 | uint64_t{static_cast<uint32_t>(&e - offered.data())} << 16 | mask;
     if (b != nullptr) {
-      const size_t at = static_cast<size_t>(b - base.data());
-      p.base_taken[at] = true;
-      p.base_key[at] = key;
+      p.base_key[static_cast<size_t>(b - base.data())] = key;
     } else {
       p.fresh.push_back(key);
     }
@@ -305,8 +302,8 @@ void PlanEntities(const std::vector<EntityState>& offered, const std::vector<Ent
   };
   size_t f = 0;
   for (size_t i = 0; i < base.size(); ++i) {
-    if (!p.base_taken[i]) continue;
     const uint64_t key = p.base_key[i];
+    if (key == Plan::kNotTaken) continue;
     while (f < p.fresh.size() && p.fresh[f] < key) emit(p.fresh[f++]);
     emit(key);
   }
@@ -338,7 +335,7 @@ void WriteSnapshot(const Snapshot& frame, uint32_t baseline_id,
   WritePlayer(w, frame.player);
   w.U8(static_cast<uint8_t>(p.base_left));
   for (size_t i = 0; i < base.size(); ++i) {
-    if (!p.base_taken[i]) w.U16(base[i].id);
+    if (p.base_key[i] == Plan::kNotTaken) w.U16(base[i].id);
   }
   w.U8(static_cast<uint8_t>(p.entries.size()));
   for (const Plan::Entry& en : p.entries) {

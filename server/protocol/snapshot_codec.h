@@ -36,10 +36,10 @@ struct SnapshotPlan {
   };
   std::vector<Entry> entries;     // sorted by id; entities taken and not unchanged
   std::vector<EntityState> sent;  // sorted by id; the state the client will decode
-  std::vector<bool> base_taken;   // per baseline entity: kept (else removed)
   // Taken entities as id << 48 | offer position << 16 | mask: those the baseline holds by their
-  // baseline position (in id order already, as the baseline is), the others (new to the
-  // client: a few per frame) apart, sorted, then merged with them.
+  // baseline position (in id order already, as the baseline is; kNotTaken: removed), the others
+  // (new to the client: a few per frame) apart, sorted, then merged with them.
+  static constexpr uint64_t kNotTaken = UINT64_MAX;  // above any key: ids are below 2^15
   std::vector<uint64_t> base_key;
   std::vector<uint64_t> fresh;
   size_t taken = 0;
