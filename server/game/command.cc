@@ -92,11 +92,9 @@ Region World::RegionOf(EntityId player, const UserCmd& cmd) const {
     AngleVectors(cmd.view_angles, &forward, &right, &up);
     Vec3 corners[4];
     int n = 0;
-    Bounds cone{{0, 0, 0}, {0, 0, 0}};
     for (float a : {-kShotgunSpread, kShotgunSpread}) {
       for (float b : {-kShotgunSpread, kShotgunSpread}) {
-        corners[n] = (forward + right * a + up * b) * hitscan_range_;
-        cone.Add(corners[n++]);
+        corners[n++] = (forward + right * a + up * b) * hitscan_range_;
       }
     }
     r.action = ActionKind::kDirectionalBox;
@@ -108,6 +106,8 @@ Region World::RegionOf(EntityId player, const UserCmd& cmd) const {
     if (collision_.BoundRays(eyes, forward * hitscan_range_, corners, &blocked)) {
       r.action_box = blocked.Expanded(kMaxEntityExtent);
     } else {
+      Bounds cone{{0, 0, 0}, {0, 0, 0}};
+      for (const Vec3& c : corners) cone.Add(c);
       r.action_box = Bounds{core.mins + cone.mins, core.maxs + cone.maxs}.Expanded(kMaxEntityExtent);
     }
   }
