@@ -69,6 +69,9 @@ void BotStats::Merge(const BotStats& o) {
   bytes_received += o.bytes_received;
   for (int i = 0; i < kNumJoinFailures; ++i) join_failures[i] += o.join_failures[i];
   response.Merge(o.response);
+  response_read.Merge(o.response_read);
+  read_lag.Merge(o.read_lag);
+  arrival_stamps = arrival_stamps && o.arrival_stamps;
   join.Merge(o.join);
   outage_ms = std::max(outage_ms, o.outage_ms);
   self_stalls += o.self_stalls;

@@ -66,7 +66,14 @@ struct BotStats {
   // acknowledgements and pings), from ENet's host counters.
   uint64_t datagrams_sent = 0, datagrams_received = 0, bytes_sent = 0, bytes_received = 0;
   std::array<uint64_t, kNumJoinFailures> join_failures{};
-  core::LogHistogram response;       // microseconds
+  // Response times in microseconds, from a command's send to the kernel's arrival stamp of the
+  // snapshot that answered it (proto::StampArrivals; the read time where the kernel gave none),
+  // and the same to the moment this thread read that snapshot. The difference is the bot
+  // process's own delay, which a real player on a machine of their own does not have.
+  core::LogHistogram response;
+  core::LogHistogram response_read;
+  core::LogHistogram read_lag;       // microseconds per snapshot, kernel arrival to read
+  bool arrival_stamps = true;        // every host socket took SO_TIMESTAMPNS
   core::LogHistogram join;           // microseconds, first attempt start to Welcome
   double outage_ms = 0;            // longest gap between consecutive replies, own stalls excluded
   // The thread's own stalls: wake-ups (or reads of the hosts) at least BotThread::kSelfStallMs

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <thread>
 
 #include "client_bots/identity.h"
@@ -127,6 +128,14 @@ uint64_t BotThread::NowUs() const {
 }
 
 void BotThread::Run(const std::atomic<bool>& stop) {
+  // Response times end at the kernel's arrival stamp, not at this loop's read (docs/bots.md).
+  for (ENetHost* h : hosts_) {
+    if (const core::Status s = proto::StampArrivals(h->socket); !s.ok()) {
+      stats_.arrival_stamps = false;
+      std::fprintf(stderr, "warning: no arrival stamps (%s); response times end when a reply is read\n",
+                   s.ToString().c_str());
+    }
+  }
   uint64_t wake_us = NowUs();
   while (!stop.load(std::memory_order_relaxed)) {
     const uint64_t woke_us = NowUs();
@@ -369,7 +378,7 @@ void BotThread::HandleEvent(const ENetEvent& ev) {
       if (ours) OnConnect(*bot, ev.peer, now_us);
       break;
     case ENET_EVENT_TYPE_RECEIVE:
-      if (ours) OnPacket(*bot, ev.peer, ev.packet, now_us);
+      if (ours) OnPacket(*bot, ev.peer, ev.packet, now_us, ArrivalUs(ev.peer, now_us));
       enet_packet_destroy(ev.packet);
       break;
     case ENET_EVENT_TYPE_DISCONNECT:
@@ -423,7 +432,16 @@ void BotThread::OnConnect(Bot& bot, ENetPeer* peer, uint64_t now_us) {
   wheel_.Reschedule(id, bot.deadline_ms);
 }
 
-void BotThread::OnPacket(Bot& bot, ENetPeer* peer, const ENetPacket* packet, uint64_t now_us) {
+uint64_t BotThread::ArrivalUs(const ENetPeer* peer, uint64_t now_us) const {
+  const uint64_t ns = proto::LastArrivalNs(peer->host->socket, peer->incomingPeerID);
+  const uint64_t epoch_ns = static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(epoch_.time_since_epoch()).count());
+  if (ns <= epoch_ns) return now_us;  // no stamp (yet)
+  return std::min(now_us, (ns - epoch_ns) / 1000);
+}
+
+void BotThread::OnPacket(Bot& bot, ENetPeer* peer, const ENetPacket* packet, uint64_t now_us,
+                         uint64_t arrival_us) {
   const std::span<const uint8_t> bytes(packet->data, packet->dataLength);
   const std::optional<proto::MessageType> type = proto::PeekType(bytes);
   if (!type) return;
@@ -431,7 +449,7 @@ void BotThread::OnPacket(Bot& bot, ENetPeer* peer, const ENetPacket* packet, uin
   const bool from_lobby = peer == bot.lobby_peer;
   switch (*type) {
     case proto::MessageType::kSnapshot:
-      if (!from_lobby && bot.state == BotState::kPlaying) OnSnapshot(bot, packet, now_us);
+      if (!from_lobby && bot.state == BotState::kPlaying) OnSnapshot(bot, packet, now_us, arrival_us);
       return;
     case proto::MessageType::kJoinAccept: {
       if (!from_lobby || bot.state != BotState::kLobbyJoin) return;
@@ -513,12 +531,13 @@ void BotThread::OnWelcome(Bot& bot, const proto::Welcome& welcome, uint64_t now_
   wheel_.Reschedule(id, bot.next_cmd_us / 1000);
 }
 
-void BotThread::OnSnapshot(Bot& bot, const ENetPacket* packet, uint64_t now_us) {
+void BotThread::OnSnapshot(Bot& bot, const ENetPacket* packet, uint64_t now_us, uint64_t arrival_us) {
   if (!bot.decoder.Decode({packet->data, packet->dataLength}, &snapshot_).ok()) {
     ++stats_.snapshot_errors;  // a missing baseline makes the decoder ack 0: a full one follows
     return;
   }
   ++stats_.replies_received;
+  stats_.read_lag.Add(static_cast<double>(now_us - arrival_us));
   live_.replies.fetch_add(1, std::memory_order_relaxed);
   NoteOutage(now_us);
   last_reply_us_ = now_us;
@@ -533,8 +552,9 @@ void BotThread::OnSnapshot(Bot& bot, const ENetPacket* packet, uint64_t now_us) 
     // Commands answered now; the ones too old for the ring count without a sample.
     const uint32_t first_sampled = std::max(bot.answered_seq + 1, answered >= kSendRing ? answered - kSendRing + 1 : 1);
     for (uint32_t k = first_sampled; k <= answered; ++k) {
-      const double us = static_cast<double>(now_us - bot.sent_us[k % kSendRing]);
-      interval_.Add(us);
+      const uint64_t sent_us = bot.sent_us[k % kSendRing];
+      interval_.Add(static_cast<double>(std::max(arrival_us, sent_us) - sent_us));
+      stats_.response_read.Add(static_cast<double>(now_us - sent_us));
     }
     stats_.commands_answered += answered - bot.answered_seq;
     bot.answered_seq = answered;

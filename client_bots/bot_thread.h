@@ -73,10 +73,14 @@ class BotThread {
   void ServiceHosts();
   void HandleEvent(const ENetEvent& ev);
   void OnConnect(Bot& bot, ENetPeer* peer, uint64_t now_us);
-  void OnPacket(Bot& bot, ENetPeer* peer, const ENetPacket* packet, uint64_t now_us);
+  // arrival_us: when the packet's datagram reached the kernel (or later, never earlier).
+  void OnPacket(Bot& bot, ENetPeer* peer, const ENetPacket* packet, uint64_t now_us, uint64_t arrival_us);
   void OnJoinAccept(Bot& bot, const proto::JoinAccept& accept, uint64_t now_us);
   void OnWelcome(Bot& bot, const proto::Welcome& welcome, uint64_t now_us);
-  void OnSnapshot(Bot& bot, const ENetPacket* packet, uint64_t now_us);
+  void OnSnapshot(Bot& bot, const ENetPacket* packet, uint64_t now_us, uint64_t arrival_us);
+  // When the newest datagram for `peer` reached the kernel, on this thread's clock; now_us if
+  // its socket has no stamps.
+  uint64_t ArrivalUs(const ENetPeer* peer, uint64_t now_us) const;
   void OnDisconnect(Bot& bot, ENetPeer* peer, uint64_t now_us);
   // Folds the gap since the thread's last reply, minus its own stalls, into outage_ms.
   void NoteOutage(uint64_t now_us);

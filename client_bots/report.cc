@@ -53,6 +53,13 @@ std::string SummaryJson(const BotOptions& o, const BotStats& s, const RunFacts& 
     << ", \"p50\": " << Num(s.response.Percentile(0.50) * ms) << ", \"p90\": " << Num(s.response.Percentile(0.90) * ms)
     << ", \"p99\": " << Num(s.response.Percentile(0.99) * ms) << ", \"max\": " << Num(s.response.max_us() * ms)
     << "},\n";
+  j << "  \"arrival_stamps\": " << (s.arrival_stamps ? "true" : "false") << ",\n";
+  j << "  \"response_read_ms\": {\"mean\": " << Num(s.response_read.mean_us() * ms)
+    << ", \"p50\": " << Num(s.response_read.Percentile(0.50) * ms) << ", \"p99\": " << Num(s.response_read.Percentile(0.99) * ms)
+    << ", \"max\": " << Num(s.response_read.max_us() * ms) << "},\n";
+  j << "  \"read_lag_ms\": {\"mean\": " << Num(s.read_lag.mean_us() * ms)
+    << ", \"p50\": " << Num(s.read_lag.Percentile(0.50) * ms) << ", \"p99\": " << Num(s.read_lag.Percentile(0.99) * ms)
+    << ", \"max\": " << Num(s.read_lag.max_us() * ms) << "},\n";
   j << "  \"commands_answered\": " << s.commands_answered << ",\n";
   j << "  \"unanswered\": " << s.unanswered << ",\n";
   j << "  \"snapshot_errors\": " << s.snapshot_errors << ",\n";

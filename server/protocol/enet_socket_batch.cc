@@ -5,11 +5,13 @@
 #include <dlfcn.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <time.h>
 
 #include <array>
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <enet/enet.h>
@@ -43,7 +45,12 @@ struct Slot {
   sockaddr_in addr;
   size_t length;
   bool truncated;
+  uint64_t arrival_ns;  // CLOCK_MONOTONIC; stamped sockets only
 };
+
+// Room for one SCM_TIMESTAMPNS control message.
+constexpr size_t kControlBytes = CMSG_SPACE(sizeof(timespec));
+using ArrivalTable = std::array<uint64_t, ENET_PROTOCOL_MAXIMUM_PEER_ID + 1>;
 
 // One socket's queues on this thread.
 struct SocketQueues {
@@ -52,7 +59,30 @@ struct SocketQueues {
   size_t out_count = 0;
   std::unique_ptr<std::array<Slot, kBatch>> in;   // read ahead: in[in_head .. in_count)
   size_t in_head = 0, in_count = 0;
+  // StampArrivals: the control buffers recvmmsg fills, and the newest arrival per ENet peer id.
+  std::unique_ptr<std::array<std::array<uint8_t, kControlBytes>, kBatch>> control;
+  std::unique_ptr<ArrivalTable> arrival_ns;
 };
+
+uint64_t ClockNs(clockid_t clock) {
+  timespec ts;
+  clock_gettime(clock, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// The kernel's arrival stamp of a received message (CLOCK_REALTIME), moved to CLOCK_MONOTONIC
+// with the offset between the two clocks now; no stamp, or one in the future: `mono_now`.
+uint64_t ArrivalOf(msghdr& h, uint64_t real_now, uint64_t mono_now) {
+  for (cmsghdr* c = CMSG_FIRSTHDR(&h); c != nullptr; c = CMSG_NXTHDR(&h, c)) {
+    if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS) continue;
+    timespec ts;
+    std::memcpy(&ts, CMSG_DATA(c), sizeof ts);
+    const uint64_t real = static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.tv_nsec);
+    const uint64_t age = real_now > real ? real_now - real : 0;
+    return mono_now > age ? mono_now - age : mono_now;
+  }
+  return mono_now;
+}
 
 struct ThreadState {
   int depth = 0;  // open scopes
@@ -118,6 +148,10 @@ int ReadAhead(ThreadState& t, SocketQueues& q) {
     msgs[i].msg_hdr.msg_namelen = sizeof s.addr;
     msgs[i].msg_hdr.msg_iov = &iov[i];
     msgs[i].msg_hdr.msg_iovlen = 1;
+    if (q.control) {
+      msgs[i].msg_hdr.msg_control = (*q.control)[i].data();
+      msgs[i].msg_hdr.msg_controllen = kControlBytes;
+    }
   }
   int r;
   do {
@@ -125,10 +159,14 @@ int ReadAhead(ThreadState& t, SocketQueues& q) {
   } while (r < 0 && errno == EINTR);
   ++t.counters.receive_calls;
   if (r < 0) return errno == EWOULDBLOCK || errno == EAGAIN ? 0 : -1;
+  const uint64_t real_now = q.control ? ClockNs(CLOCK_REALTIME) : 0;
+  const uint64_t mono_now = q.control ? ClockNs(CLOCK_MONOTONIC) : 0;
   for (int i = 0; i < r; ++i) {
     Slot& s = (*q.in)[static_cast<size_t>(i)];
-    s.length = msgs[static_cast<size_t>(i)].msg_len;
-    s.truncated = (msgs[static_cast<size_t>(i)].msg_hdr.msg_flags & MSG_TRUNC) != 0;
+    mmsghdr& m = msgs[static_cast<size_t>(i)];
+    s.length = m.msg_len;
+    s.truncated = (m.msg_hdr.msg_flags & MSG_TRUNC) != 0;
+    s.arrival_ns = q.control ? ArrivalOf(m.msg_hdr, real_now, mono_now) : 0;
   }
   q.in_head = 0;
   q.in_count = static_cast<size_t>(r);
@@ -141,6 +179,11 @@ int Deliver(ThreadState& t, SocketQueues& q, ENetAddress* address, ENetBuffer* b
   const Slot& s = (*q.in)[q.in_head++];
   ++t.counters.datagrams_received;
   if (s.truncated) return -1;  // as libenet: the datagram did not fit its buffer
+  if (q.arrival_ns && s.length >= 2) {
+    // ENet's header starts with the receiving peer's id (big-endian), flags and session above it.
+    const uint16_t peer = static_cast<uint16_t>((s.bytes[0] << 8 | s.bytes[1]) & ENET_PROTOCOL_MAXIMUM_PEER_ID);
+    if (peer < ENET_PROTOCOL_MAXIMUM_PEER_ID) (*q.arrival_ns)[peer] = s.arrival_ns;  // max: a connect
+  }
   size_t room = 0;
   for (size_t i = 0; i < buffer_count; ++i) room += buffers[i].dataLength;
   if (s.length > room) return -1;
@@ -173,6 +216,23 @@ bool SocketBatchingActive() {
 }
 
 SocketBatchCounters ThisThreadSocketBatchCounters() { return State().counters; }
+
+core::Status StampArrivals(ENetSocket socket) {
+  const int on = 1;
+  if (setsockopt(socket, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on) != 0) {
+    return core::Status::IoError(std::string("SO_TIMESTAMPNS: ") + std::strerror(errno));
+  }
+  SocketQueues& q = State().Get(socket);
+  if (!q.control) q.control = std::make_unique<std::array<std::array<uint8_t, kControlBytes>, kBatch>>();
+  if (!q.arrival_ns) q.arrival_ns = std::make_unique<ArrivalTable>(ArrivalTable{});
+  return core::Status::OK();
+}
+
+uint64_t LastArrivalNs(ENetSocket socket, uint16_t peer_id) {
+  const SocketQueues* q = State().Find(socket);
+  if (q == nullptr || !q->arrival_ns || peer_id >= q->arrival_ns->size()) return 0;
+  return (*q->arrival_ns)[peer_id];
+}
 
 }  // namespace proto
 
@@ -214,7 +274,7 @@ extern "C" int enet_socket_receive(ENetSocket socket, ENetAddress* address, ENet
   ThreadState& t = State();
   SocketQueues* q = t.Find(socket);
   if (q != nullptr && q->in_head < q->in_count) return Deliver(t, *q, address, buffers, buffer_count);
-  if (t.depth == 0) {
+  if (t.depth == 0 && (q == nullptr || !q->arrival_ns)) {  // stamped sockets: always read ahead
     ++t.counters.receive_calls;
     const int r = EnetReceive()(socket, address, buffers, buffer_count);
     if (r > 0) ++t.counters.datagrams_received;

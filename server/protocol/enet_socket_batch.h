@@ -29,6 +29,10 @@
 #include <cstddef>
 #include <cstdint>
 
+#include <enet/enet.h>
+
+#include "server/core/status.h"
+
 namespace proto {
 
 class SocketBatchScope {
@@ -43,6 +47,24 @@ class SocketBatchScope {
 
 // True if libenet's socket calls reach this file's functions (see above).
 bool SocketBatchingActive();
+
+// Arrival stamps, for a client that times its server's answers (the bots). A client thread that
+// serves thousands of connections reads a datagram some time after it arrived; that delay is the
+// client's, not the server's, and a response time taken when the thread gets to the packet
+// includes it. After StampArrivals(socket) on the thread that reads the socket:
+//   - the kernel stamps each datagram on arrival (SO_TIMESTAMPNS), and every read of the socket
+//     on this thread goes through the read-ahead path above, in a scope or not, so no datagram
+//     reaches ENet unstamped;
+//   - each datagram handed to ENet records its arrival under the ENet peer it is addressed to
+//     (the peer id in ENet's protocol header, which is the receiving peer's incomingPeerID).
+// LastArrivalNs(socket, peer_id) is that record: the arrival, on CLOCK_MONOTONIC (what
+// std::chrono::steady_clock reads) in ns, of the newest datagram handed to ENet for that peer, or
+// 0 if none was. ENet dispatches a packet after handing over the datagram that carried it, so
+// for a packet event the record is its datagram's arrival or a later datagram's: never earlier.
+// A datagram the kernel did not stamp is recorded at the time it was read.
+// IoError if the kernel refuses the option.
+core::Status StampArrivals(ENetSocket socket);
+uint64_t LastArrivalNs(ENetSocket socket, uint16_t peer_id);
 
 // This thread's datagrams and the system calls that carried them, through this file's
 // functions (batched or not); for tests and benchmarks.

@@ -3,9 +3,14 @@
 // oversize datagrams fail as libenet's own receive does, and fewer system calls carry them.
 #include "server/protocol/enet_socket_batch.h"
 
+#include <poll.h>
+#include <time.h>
+
 #include <catch2/catch.hpp>
 
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "server/protocol/enet_drain.h"
@@ -49,6 +54,22 @@ struct RawPair {
     return "";
   }
 };
+
+uint64_t MonotonicNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1'000'000'000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+// Until a datagram waits on `s` (it has arrived), without reading it.
+void AwaitReadable(ENetSocket s) {
+  pollfd fd{static_cast<int>(s), POLLIN, 0};
+  REQUIRE(::poll(&fd, 1, 5000) == 1);
+}
+
+// The realtime-to-monotonic move of a stamp may be off by the clocks' drift over the datagram's
+// wait: microseconds at most.
+constexpr uint64_t kClockSlackNs = 100'000;
 
 TEST_CASE("ENet's socket calls reach the batching functions") {
   CHECK(proto::SocketBatchingActive());
@@ -105,6 +126,81 @@ TEST_CASE("an oversize datagram fails its receive, as libenet's own does, and th
   }
   CHECK(unbatched == std::vector<std::string>{"before", "<error>", "after"});
   CHECK(batched == unbatched);
+}
+
+TEST_CASE("arrival stamps: the kernel's arrival time, under the ENet peer id the header names") {
+  RawPair p;
+  REQUIRE(proto::StampArrivals(p.b).ok());
+  CHECK(proto::LastArrivalNs(p.b, 7) == 0);
+  const uint64_t before_send = MonotonicNs();
+  p.Send(std::string("\xB0\x07", 2) + "snapshot");  // flag and session bits above peer id 7
+  AwaitReadable(p.b);
+  const uint64_t arrived_by = MonotonicNs();
+  std::this_thread::sleep_for(std::chrono::milliseconds(3));  // read well after the arrival
+  p.Send(std::string("\x0F\xFF", 2) + "connect");            // 0xFFF: no peer id yet
+  REQUIRE(p.Receive() == std::string("\xB0\x07", 2) + "snapshot");  // outside a scope
+  const uint64_t at = proto::LastArrivalNs(p.b, 7);
+  CHECK(at + kClockSlackNs >= before_send);
+  CHECK(at <= arrived_by + kClockSlackNs);  // the arrival, not the read 3 ms later
+  REQUIRE(p.Receive() == std::string("\x0F\xFF", 2) + "connect");
+  CHECK(proto::LastArrivalNs(p.b, 0xFFF) == 0);
+  CHECK(proto::LastArrivalNs(p.b, 7) == at);
+  CHECK(proto::LastArrivalNs(p.a, 7) == 0);  // never stamped
+}
+
+TEST_CASE("arrival stamps name the ENet peer that receives the packet") {
+  REQUIRE(proto::InitializeEnet().ok());
+  ENetAddress bind{};
+  enet_address_set_host_ip(&bind, "127.0.0.1");
+  ENetHost* server = enet_host_create(&bind, 4, 2, 0, 0);
+  ENetHost* client = enet_host_create(nullptr, 4, 2, 0, 0);
+  REQUIRE((server != nullptr && client != nullptr));
+  REQUIRE(proto::StampArrivals(client->socket).ok());
+  ENetAddress server_addr{};
+  REQUIRE(enet_socket_get_address(server->socket, &server_addr) == 0);
+  // Two client peers: the packet goes to the second, so its stamp must not be the first's.
+  ENetPeer* first = enet_host_connect(client, &server_addr, 2, 0);
+  ENetPeer* second = enet_host_connect(client, &server_addr, 2, 0);
+  REQUIRE((first != nullptr && second != nullptr));
+  std::vector<ENetPeer*> accepted;
+  bool both_up = false;
+  for (int i = 0; i < 400 && !both_up; ++i) {
+    ENetEvent ev;
+    while (enet_host_service(server, &ev, 1) > 0) {
+      if (ev.type == ENET_EVENT_TYPE_CONNECT) accepted.push_back(ev.peer);
+    }
+    while (enet_host_service(client, &ev, 0) > 0) {
+    }
+    both_up = accepted.size() == 2 && first->state == ENET_PEER_STATE_CONNECTED &&
+              second->state == ENET_PEER_STATE_CONNECTED;
+  }
+  REQUIRE(both_up);
+  // The server's peer for `second` is the one whose outgoing id is second's incoming id.
+  ENetPeer* to_second = accepted[0]->outgoingPeerID == second->incomingPeerID ? accepted[0] : accepted[1];
+  REQUIRE(to_second->outgoingPeerID == second->incomingPeerID);
+  std::this_thread::sleep_for(std::chrono::milliseconds(3));  // the handshake's stamps are older
+  const uint64_t before_send = MonotonicNs();
+  ENetPacket* packet = enet_packet_create("hello", 5, 0);
+  REQUIRE(enet_peer_send(to_second, 1, packet) == 0);
+  enet_host_flush(server);
+  AwaitReadable(client->socket);
+  const uint64_t arrived_by = MonotonicNs();
+  ENetEvent ev;
+  bool got = false;
+  for (int i = 0; i < 400 && !got; ++i) {
+    if (enet_host_service(client, &ev, 1) > 0 && ev.type == ENET_EVENT_TYPE_RECEIVE) {
+      got = true;
+      CHECK(ev.peer == second);
+      const uint64_t at = proto::LastArrivalNs(client->socket, ev.peer->incomingPeerID);
+      CHECK(at + kClockSlackNs >= before_send);
+      CHECK(at <= arrived_by + kClockSlackNs);
+      CHECK(proto::LastArrivalNs(client->socket, first->incomingPeerID) < before_send);
+      enet_packet_destroy(ev.packet);
+    }
+  }
+  REQUIRE(got);
+  enet_host_destroy(client);
+  enet_host_destroy(server);
 }
 
 TEST_CASE("ENet hosts talk through scopes: every packet arrives in order, fewer system calls") {

@@ -172,6 +172,11 @@ TEST_CASE("bots join, play and report sane figures") {
   CHECK(JsonNumber(r.json, "p50", "response_ms") > 0);
   CHECK(JsonNumber(r.json, "p99", "response_ms") >= JsonNumber(r.json, "p50", "response_ms"));
   CHECK(JsonNumber(r.json, "max", "response_ms") >= JsonNumber(r.json, "p99", "response_ms"));
+  // Responses end at the kernel's arrival stamp; the thread reads each reply at or after it.
+  CHECK(r.json.find("\"arrival_stamps\": true") != std::string::npos);
+  CHECK(JsonNumber(r.json, "mean", "response_read_ms") >= JsonNumber(r.json, "mean", "response_ms"));
+  CHECK(JsonNumber(r.json, "mean", "read_lag_ms") >= 0);
+  CHECK(JsonNumber(r.json, "max", "response_read_ms") >= JsonNumber(r.json, "max", "response_ms"));
   CHECK(JsonNumber(r.json, "unanswered") <= requests / 10);
   CHECK(JsonNumber(r.json, "durability_violations") == 0);
   CHECK(JsonNumber(r.json, "cpu_s") > 0);
