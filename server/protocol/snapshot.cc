@@ -9,10 +9,7 @@ namespace {
 
 using core::Status;
 
-bool InRange(core::Vec3 v, float max_abs) {
-  return core::IsFinite(v) && std::fabs(v.x) <= max_abs && std::fabs(v.y) <= max_abs &&
-         std::fabs(v.z) <= max_abs;
-}
+bool InRange(core::Vec3 v, float max_abs) { return WithinAbs(v, max_abs); }
 
 Status Bad(const std::string& field, const char* why) {
   return Status::InvalidArgument(field + ": " + why);
@@ -38,19 +35,25 @@ Status Validate(const EntityState& e) {
   // Decide first, then build the message: a valid entity costs no allocation.
   const char* field = nullptr;
   const char* why = nullptr;
-  const uint8_t type = static_cast<uint8_t>(e.type);
-  if (e.id > kMaxEntityId) {
-    field = "id", why = "over kMaxEntityId (32767)";
-  } else if (type < 1 || type > kMaxEntityType) {
-    field = "type", why = "not an EntityType";
-  } else if (!InRange(e.origin, kMaxCoord)) {
-    field = "origin", why = "out of range or NaN";
-  } else if (!InRange(e.angles, 360.0f)) {
-    field = "angles", why = "out of range or NaN";
-  } else if (e.effects & ~kValidEffects) {
-    field = "effects", why = "unknown bits set";
+  switch (FirstFault(e)) {
+    case EntityFault::kNone:
+      return Status::OK();
+    case EntityFault::kId:
+      field = "id", why = "over kMaxEntityId (32767)";
+      break;
+    case EntityFault::kType:
+      field = "type", why = "not an EntityType";
+      break;
+    case EntityFault::kOrigin:
+      field = "origin", why = "out of range or NaN";
+      break;
+    case EntityFault::kAngles:
+      field = "angles", why = "out of range or NaN";
+      break;
+    case EntityFault::kEffects:
+      field = "effects", why = "unknown bits set";
+      break;
   }
-  if (field == nullptr) return Status::OK();
   return Bad("EntityState[" + std::to_string(e.id) + "]." + field, why);
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <vector>
 
@@ -70,6 +71,22 @@ struct Snapshot {
 
 core::Status Validate(const PlayerState& p);
 core::Status Validate(const EntityState& e);
+
+// The first rule of EntityState that e breaks, in the order Validate checks them (kNone: valid).
+// Inline, for decoders that check every entity they build; Validate names the fault.
+enum class EntityFault : uint8_t { kNone, kId, kType, kOrigin, kAngles, kEffects };
+inline bool WithinAbs(core::Vec3 v, float max_abs) {  // false for NaN and infinities too
+  return std::fabs(v.x) <= max_abs && std::fabs(v.y) <= max_abs && std::fabs(v.z) <= max_abs;
+}
+inline EntityFault FirstFault(const EntityState& e) {
+  const uint8_t type = static_cast<uint8_t>(e.type);
+  if (e.id > kMaxEntityId) return EntityFault::kId;
+  if (type < 1 || type > kMaxEntityType) return EntityFault::kType;
+  if (!WithinAbs(e.origin, kMaxCoord)) return EntityFault::kOrigin;
+  if (!WithinAbs(e.angles, 360.0f)) return EntityFault::kAngles;
+  if (e.effects & ~kValidEffects) return EntityFault::kEffects;
+  return EntityFault::kNone;
+}
 core::Status Validate(const KillEvent& e);
 
 }  // namespace proto

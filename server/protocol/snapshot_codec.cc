@@ -28,16 +28,18 @@ constexpr uint16_t kFloatFields =
 
 bool SameBits(float a, float b) { return std::bit_cast<uint32_t>(a) == std::bit_cast<uint32_t>(b); }
 
-size_t FieldBytes(uint16_t mask) {
-  size_t n = 0;
-  for (uint16_t f = kFieldOriginX; f <= kFieldRoll; f = static_cast<uint16_t>(f << 1)) {
-    n += (mask & f) ? 4 : 0;
+// Bytes of the fields a mask names, by the mask's field bits (a table: the portable build has no
+// popcount instruction, and the encoder and decoder ask once per entity).
+constexpr std::array<uint8_t, kAllEntityFields + 1> kFieldBytes = [] {
+  std::array<uint8_t, kAllEntityFields + 1> t{};
+  for (uint32_t m = 0; m <= kAllEntityFields; ++m) {
+    for (uint32_t f = kFieldType; f <= kFieldModel; f <<= 1) {
+      if (m & f) t[m] = static_cast<uint8_t>(t[m] + ((f & kFloatFields) ? 4 : 1));
+    }
   }
-  n += (mask & kFieldType) ? 1 : 0;
-  n += (mask & kFieldEffects) ? 1 : 0;
-  n += (mask & kFieldModel) ? 1 : 0;
-  return n;
-}
+  return t;
+}();
+size_t FieldBytes(uint16_t mask) { return kFieldBytes[mask & kAllEntityFields]; }
 
 // Writes little-endian values at a cursor into a buffer the caller sized exactly: no capacity
 // check per value (the encoder computes the packet's size first and checks it at the end).
@@ -92,30 +94,23 @@ void WriteFields(FixedWriter& w, const EntityState& e, uint16_t mask) {
   if (mask & kFieldModel) w.U8(e.model);
 }
 
-// Reads the fields named by mask over *e, leaving the others as they are.
-void ReadFields(ByteReader& r, uint16_t mask, EntityState* e) {
-  if (mask & kFieldType) e->type = static_cast<EntityType>(r.U8());
-  if (mask & kFieldOriginX) e->origin.x = r.F32();
-  if (mask & kFieldOriginY) e->origin.y = r.F32();
-  if (mask & kFieldOriginZ) e->origin.z = r.F32();
-  if (mask & kFieldPitch) e->angles.x = r.F32();
-  if (mask & kFieldYaw) e->angles.y = r.F32();
-  if (mask & kFieldRoll) e->angles.z = r.F32();
-  if (mask & kFieldEffects) e->effects = r.U8();
-  if (mask & kFieldModel) e->model = r.U8();
-}
-
-// Copies the fields named by mask from `from` to *to.
-void ApplyFields(uint16_t mask, const EntityState& from, EntityState* to) {
-  if (mask & kFieldType) to->type = from.type;
-  if (mask & kFieldOriginX) to->origin.x = from.origin.x;
-  if (mask & kFieldOriginY) to->origin.y = from.origin.y;
-  if (mask & kFieldOriginZ) to->origin.z = from.origin.z;
-  if (mask & kFieldPitch) to->angles.x = from.angles.x;
-  if (mask & kFieldYaw) to->angles.y = from.angles.y;
-  if (mask & kFieldRoll) to->angles.z = from.angles.z;
-  if (mask & kFieldEffects) to->effects = from.effects;
-  if (mask & kFieldModel) to->model = from.model;
+// Reads the fields named by mask from p, which holds FieldBytes(mask) bytes (the caller checked),
+// over *e, leaving the others as they are.
+void ReadFields(const uint8_t* p, uint16_t mask, EntityState* e) {
+  const auto f32 = [&p] {
+    const uint32_t v = uint32_t{p[0]} | uint32_t{p[1]} << 8 | uint32_t{p[2]} << 16 | uint32_t{p[3]} << 24;
+    p += 4;
+    return std::bit_cast<float>(v);
+  };
+  if (mask & kFieldType) e->type = static_cast<EntityType>(*p++);
+  if (mask & kFieldOriginX) e->origin.x = f32();
+  if (mask & kFieldOriginY) e->origin.y = f32();
+  if (mask & kFieldOriginZ) e->origin.z = f32();
+  if (mask & kFieldPitch) e->angles.x = f32();
+  if (mask & kFieldYaw) e->angles.y = f32();
+  if (mask & kFieldRoll) e->angles.z = f32();
+  if (mask & kFieldEffects) e->effects = *p++;
+  if (mask & kFieldModel) e->model = *p++;
 }
 
 void WriteVec(FixedWriter& w, core::Vec3 v) {
@@ -203,6 +198,30 @@ std::vector<std::vector<EntityState>>& SpareBuffers() {
   thread_local std::vector<std::vector<EntityState>> spare;
   return spare;
 }
+
+// Forgets the held snapshots of `ring` numbered from *forget_from up to `below` (exclusive) and
+// hands their buffers to this thread's spares; the encoder's and the decoder's rings alike.
+template <class HeldT, size_t N>
+void ForgetHeld(std::array<HeldT, N>* ring, uint32_t* forget_from, uint32_t below) {
+  std::vector<std::vector<EntityState>>& spare = SpareBuffers();
+  const uint32_t oldest = below > N ? below - static_cast<uint32_t>(N) : 1;
+  for (uint32_t id = std::max(*forget_from, oldest); id < below; ++id) {
+    HeldT& h = (*ring)[id % N];
+    if (h.id != id) continue;
+    h.id = 0;
+    if (spare.size() < kMaxSpareBuffers) spare.push_back(std::move(h.entities));
+    h.entities = {};
+  }
+  *forget_from = std::max(*forget_from, below);
+}
+
+// Gives *v a spare's buffer if it has none of its own.
+void TakeSpare(std::vector<EntityState>* v) {
+  std::vector<std::vector<EntityState>>& spare = SpareBuffers();
+  if (v->capacity() != 0 || spare.empty()) return;
+  *v = std::move(spare.back());
+  spare.pop_back();
+}
 }  // namespace
 
 const SnapshotEncoder::Held* SnapshotEncoder::Find(uint32_t id) const {
@@ -235,7 +254,7 @@ Status ValidateFrame(const Snapshot& frame, uint32_t last_id) {
   }
   if (Status s = Validate(frame.player); !s.ok()) return s;
   for (const EntityState& e : frame.entities) {
-    if (Status s = Validate(e); !s.ok()) return s;
+    if (FirstFault(e) != EntityFault::kNone) return Validate(e);
   }
   // Duplicates: one bit per possible id (4 KiB, kept per thread), set while walking the offer
   // and cleared again before returning.
@@ -379,10 +398,7 @@ Status SnapshotEncoder::Encode(const Snapshot& frame, uint32_t client_ack_id,
 
   thread_local detail::SnapshotPlan plan;  // see SnapshotPlan
   if (base != nullptr) ForgetOlderThan(base->id);
-  if (plan.sent.capacity() == 0 && !SpareBuffers().empty()) {
-    plan.sent = std::move(SpareBuffers().back());
-    SpareBuffers().pop_back();
-  }
+  TakeSpare(&plan.sent);
   PlanEntities(frame.entities, base_entities, EventBytes(events.n), &plan);
   WriteSnapshot(frame, baseline_id, base_entities, plan, events, &out->bytes);
   out->baseline_id = baseline_id;
@@ -397,18 +413,7 @@ Status SnapshotEncoder::Encode(const Snapshot& frame, uint32_t client_ack_id,
   return Status::OK();
 }
 
-void SnapshotEncoder::ForgetOlderThan(uint32_t ack) {
-  std::vector<std::vector<EntityState>>& spare = SpareBuffers();
-  const uint32_t oldest = ack > kSnapshotRing ? ack - kSnapshotRing : 1;
-  for (uint32_t id = std::max(forget_from_, oldest); id < ack; ++id) {
-    Held& h = ring_[id % kSnapshotRing];
-    if (h.id != id) continue;
-    h.id = 0;
-    if (spare.size() < kMaxSpareBuffers) spare.push_back(std::move(h.entities));
-    h.entities = {};
-  }
-  forget_from_ = std::max(forget_from_, ack);
-}
+void SnapshotEncoder::ForgetOlderThan(uint32_t ack) { ForgetHeld(&ring_, &forget_from_, ack); }
 
 Status SnapshotEncoder::QueueEvent(const KillEvent& event) {
   if (Status s = Validate(event); !s.ok()) return s;
@@ -426,23 +431,33 @@ Status SnapshotEncoder::QueueEvent(const KillEvent& event) {
 void SnapshotDecoder::Reset() {
   for (Held& h : ring_) h = Held{};
   last_id_ = 0;
+  forget_from_ = 1;
   ack_id_ = 0;
   next_event_seq_ = 1;
 }
 
 namespace {
 
+// An entry as the packet holds it: its fields stay in the packet until the merge reads them.
 struct WireEntry {
+  uint16_t id = 0;
   uint16_t mask = 0;
-  EntityState fields;  // only the fields named by mask are meaningful for a delta
+  const uint8_t* fields = nullptr;  // FieldBytes(mask) bytes
 };
 
+// The packet's structure, pointing into the packet (which outlives it).
 struct WireSnapshot {
   Snapshot header;  // everything but entities
   uint32_t baseline_id = 0;
-  std::vector<uint16_t> removed;
-  std::vector<WireEntry> entries;
+  const uint8_t* removed = nullptr;  // removed_count little-endian ids
+  size_t removed_count = 0;
+  std::array<WireEntry, kMaxSnapshotEntities> entries;
+  size_t entry_count = 0;
   std::vector<KillEvent> events;  // as carried, numbered from header.first_event_seq
+
+  uint16_t removed_id(size_t i) const {
+    return static_cast<uint16_t>(removed[2 * i] | removed[2 * i + 1] << 8);
+  }
 };
 
 // Parses the packet's structure; values are checked by the caller once merged.
@@ -460,23 +475,24 @@ Status Parse(std::span<const uint8_t> packet, WireSnapshot* s) {
   s->header.server_tick = r.U32();
   s->header.last_applied_sequence = r.U32();
   ReadPlayer(r, &s->header.player);
-  uint8_t removed_count = r.U8();
+  const uint8_t removed_count = r.U8();
   if (removed_count > kMaxSnapshotEntities) return Bad("removed_count over 64");
-  for (uint8_t i = 0; i < removed_count; ++i) s->removed.push_back(r.U16());
-  uint8_t entry_count = r.U8();
+  s->removed = reinterpret_cast<const uint8_t*>(r.Bytes(2 * size_t{removed_count}).data());
+  s->removed_count = r.ok() ? removed_count : 0;
+  const uint8_t entry_count = r.U8();
   if (entry_count > kMaxSnapshotEntities) return Bad("entry_count over 64");
   for (uint8_t i = 0; i < entry_count && r.ok(); ++i) {
-    WireEntry en;
-    en.fields.id = r.U16();
+    WireEntry& en = s->entries[s->entry_count];
+    en.id = r.U16();
     en.mask = r.U16();
     if (!r.ok()) break;
     bool full = en.mask == (kFieldNew | kAllEntityFields);
     if (!full && (en.mask == 0 || (en.mask & ~kAllEntityFields) != 0)) {
-      return Bad("entity " + std::to_string(en.fields.id) + " has field mask " +
-                 std::to_string(en.mask));
+      return Bad("entity " + std::to_string(en.id) + " has field mask " + std::to_string(en.mask));
     }
-    ReadFields(r, en.mask, &en.fields);
-    s->entries.push_back(en);
+    en.fields = reinterpret_cast<const uint8_t*>(r.Bytes(FieldBytes(en.mask)).data());
+    if (!r.ok()) break;
+    ++s->entry_count;
   }
   const uint8_t event_count = r.U8();
   if (event_count > kMaxSnapshotEvents) return Bad("event_count over 16");
@@ -504,30 +520,31 @@ Status Parse(std::span<const uint8_t> packet, WireSnapshot* s) {
 // baseline (a previous merge's output), the removals and the entries are all ascending by id
 // (the last two checked here), so one linear merge walk yields the result in id order. Only
 // entities the packet wrote are validated: one carried over unchanged was valid when its
-// baseline was decoded.
+// baseline was decoded. Appends to *out.
 Status Merge(const WireSnapshot& s, const std::vector<EntityState>& base,
              std::vector<EntityState>* out) {
-  for (size_t i = 1; i < s.removed.size(); ++i) {
-    if (s.removed[i] <= s.removed[i - 1]) return Bad("removed ids not strictly ascending");
+  for (size_t i = 1; i < s.removed_count; ++i) {
+    if (s.removed_id(i) <= s.removed_id(i - 1)) return Bad("removed ids not strictly ascending");
   }
-  for (size_t i = 0; i < s.entries.size(); ++i) {
-    const uint16_t id = s.entries[i].fields.id;
+  for (size_t i = 0; i < s.entry_count; ++i) {
+    const uint16_t id = s.entries[i].id;
     if (id > kMaxEntityId) {
       return Bad("entity id " + std::to_string(id) + " over " + std::to_string(kMaxEntityId));
     }
-    if (i > 0 && id <= s.entries[i - 1].fields.id) return Bad("entity ids not strictly ascending");
+    if (i > 0 && id <= s.entries[i - 1].id) return Bad("entity ids not strictly ascending");
   }
   auto not_in_base = [](uint16_t id) {
     return Bad("removed id " + std::to_string(id) + " is not in the baseline");
   };
   constexpr uint32_t kEnd = UINT32_MAX;
   size_t b = 0, r = 0, e = 0;
-  while (b < base.size() || e < s.entries.size()) {
+  while (b < base.size() || e < s.entry_count) {
     const uint32_t bid = b < base.size() ? base[b].id : kEnd;
-    const uint32_t eid = e < s.entries.size() ? s.entries[e].fields.id : kEnd;
+    const uint32_t eid = e < s.entry_count ? s.entries[e].id : kEnd;
     // Every baseline id below bid is done, so a removal still pending below it removes nothing.
-    if (r < s.removed.size() && s.removed[r] < bid) return not_in_base(s.removed[r]);
-    const bool removed = r < s.removed.size() && s.removed[r] == bid;
+    const uint32_t rid = r < s.removed_count ? s.removed_id(r) : kEnd;
+    if (rid < bid) return not_in_base(static_cast<uint16_t>(rid));
+    const bool removed = rid == bid && rid != kEnd;
     if (bid < eid) {  // kept or removed as it was
       if (removed) {
         ++r;
@@ -542,12 +559,15 @@ Status Merge(const WireSnapshot& s, const std::vector<EntityState>& base,
       return Bad("entity " + std::to_string(eid) + " both removed and sent");
     }
     if (en.mask & kFieldNew) {
-      if (Status st = Validate(en.fields); !st.ok()) return st;
-      out->push_back(en.fields);
+      EntityState fresh;
+      fresh.id = en.id;
+      ReadFields(en.fields, en.mask, &fresh);
+      if (FirstFault(fresh) != EntityFault::kNone) return Validate(fresh);
+      out->push_back(fresh);
     } else if (bid == eid) {
       EntityState merged = base[b];
-      ApplyFields(en.mask, en.fields, &merged);
-      if (Status st = Validate(merged); !st.ok()) return st;
+      ReadFields(en.fields, en.mask, &merged);
+      if (FirstFault(merged) != EntityFault::kNone) return Validate(merged);
       out->push_back(merged);
     } else {
       return Bad("delta for entity " + std::to_string(eid) + " not in baseline");
@@ -555,7 +575,7 @@ Status Merge(const WireSnapshot& s, const std::vector<EntityState>& base,
     if (bid == eid) ++b;
     ++e;
   }
-  if (r < s.removed.size()) return not_in_base(s.removed[r]);
+  if (r < s.removed_count) return not_in_base(s.removed_id(r));
   if (out->size() > kMaxSnapshotEntities) return Bad("more than 64 entities");
   return Status::OK();
 }
@@ -566,11 +586,11 @@ Status SnapshotDecoder::Decode(std::span<const uint8_t> packet, Snapshot* out) {
   // Scratch reused across calls on this thread: a bot thread decodes tens of thousands of
   // snapshots per second, and in the steady state this path allocates nothing.
   thread_local WireSnapshot s;
-  thread_local std::vector<EntityState> merged;
   s.header = Snapshot{};
   s.baseline_id = 0;
-  s.removed.clear();
-  s.entries.clear();
+  s.removed = nullptr;
+  s.removed_count = 0;
+  s.entry_count = 0;
   s.events.clear();
   if (Status st = Parse(packet, &s); !st.ok()) return st;
   const uint32_t id = s.header.snapshot_id;
@@ -591,12 +611,16 @@ Status SnapshotDecoder::Decode(std::span<const uint8_t> packet, Snapshot* out) {
     }
     base = &h.entities;
   }
+  // Merged into a scratch buffer, then swapped into the slot (the baseline may sit in the slot
+  // this snapshot takes, ids 32 apart); the slot's old buffer is the next merge's scratch.
+  thread_local std::vector<EntityState> merged;
+  TakeSpare(&merged);
   merged.clear();
   if (Status st = Merge(s, *base, &merged); !st.ok()) return st;
-
-  // The baseline may sit in the slot this snapshot takes (ids 32 apart), so merge first, then
-  // swap into the slot (the slot's old buffer becomes the next merge's scratch); assign()
-  // reuses the caller's capacity.
+  // The server forgot every snapshot older than this one's baseline when it encoded this one
+  // (SnapshotEncoder::Encode), and ids below this one are refused from now on: no later
+  // snapshot can name those, so their buffers go to this thread's spares.
+  if (s.baseline_id != 0) ForgetHeld(&ring_, &forget_from_, s.baseline_id);
   Held& slot = ring_[id % kSnapshotRing];
   slot.id = id;
   slot.entities.swap(merged);

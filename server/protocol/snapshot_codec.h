@@ -107,7 +107,11 @@ class SnapshotDecoder {
   // baseline. out->events holds only the kill events not decoded before (a snapshot carries
   // them until one that held them is acknowledged), so each event comes out once. Errors: Corruption / InvalidArgument for a malformed packet or a snapshot not
   // newer than the last decoded one; NotFound when the named baseline is not held, after which
-  // ack_id() is 0 so the server answers with a full snapshot.
+  // ack_id() is 0 so the server answers with a full snapshot. After an error *out is unchanged.
+  // Held snapshots older than the decoded one's baseline are forgotten: the server forgot them
+  // before it encoded it, and an older snapshot is refused from then on. Their buffers serve
+  // the next snapshots decoded on this thread, so a client decoding for thousands of bots holds
+  // about two snapshots per connection instead of kSnapshotRing.
   core::Status Decode(std::span<const uint8_t> packet, Snapshot* out);
 
   // The id to put in CommandPacket.ack_snapshot_id: newest decoded snapshot, or 0.
@@ -124,6 +128,7 @@ class SnapshotDecoder {
   std::array<Held, kSnapshotRing> ring_;
   uint32_t last_id_ = 0;
   uint32_t ack_id_ = 0;
+  uint32_t forget_from_ = 1;  // every held snapshot below it is forgotten
   uint32_t next_event_seq_ = 1;  // events numbered below it were decoded already
 };
 
