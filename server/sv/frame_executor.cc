@@ -99,7 +99,7 @@ void FrameExecutor::CountReplies(uint64_t n) {
 
 // ---- Frame statistics (master) ---------------------------------------------------------------
 
-void SumFrameCounters(std::span<FrameExecutor* const> executors, ServerStats* stats) {
+void SumFrameCounters(std::span<FrameExecutor* const> executors, bool steady, ServerStats* stats) {
   // Requests per thread per frame, over the threads that took part in the closed frame.
   uint32_t lo = UINT32_MAX, hi = 0, exec_lo = UINT32_MAX, exec_hi = 0;
   uint64_t exec_sum = 0;
@@ -128,8 +128,14 @@ void SumFrameCounters(std::span<FrameExecutor* const> executors, ServerStats* st
     AddRelaxed(stats->rptf_spread_sum, hi - lo);
     AddRelaxed(stats->rptf_spread_frames, 1);
     // (most - fewest) commands among the threads, and their mean (x1000), summed over frames.
+    const uint64_t mean_milli = exec_sum * 1000 / static_cast<uint64_t>(in_frame);
     AddRelaxed(stats->exec_spread_sum, exec_hi - exec_lo);
-    AddRelaxed(stats->exec_mean_milli_sum, exec_sum * 1000 / static_cast<uint64_t>(in_frame));
+    AddRelaxed(stats->exec_mean_milli_sum, mean_milli);
+    if (steady) {
+      AddRelaxed(stats->steady_frames, 1);
+      AddRelaxed(stats->steady_exec_spread_sum, exec_hi - exec_lo);
+      AddRelaxed(stats->steady_exec_mean_milli_sum, mean_milli);
+    }
   }
   // Leaf statistics: relocks and leaves shared by two or more threads in the frame.
   if (!executors.empty() && executors[0]->locker() != nullptr) {

@@ -88,9 +88,29 @@ class FrameExecutor {
   proto::Snapshot snapshot_;
 };
 
+// Whether the player population is steady: no join or leave in the last `window` ticks. A ramp
+// of joins loads the threads unevenly by design (block assignment fills one thread's slots
+// first), so the per-thread load figures also count steady frames apart. The start counts as a
+// change: nothing is known of the ticks before it.
+class PopulationWatch {
+ public:
+  explicit PopulationWatch(int window_ticks) : window_(window_ticks) {}
+  // Once per tick, with whether a player joined or left in it. True if no tick of the last
+  // `window` (this one included) had a join or leave, and `window` ticks have been seen.
+  bool NoteTick(bool joins_or_leaves) {
+    calm_ = joins_or_leaves ? 0 : calm_ + 1;
+    return calm_ >= window_;
+  }
+
+ private:
+  int window_;
+  int calm_ = 0;  // ticks since the last join or leave
+};
+
 // Sums the closed frame's counters of every executor into `stats` (requests per thread per
-// frame, leaf locking, leaves shared by two or more threads) and resets them. The master, at a
-// phase boundary (no executor running).
-void SumFrameCounters(std::span<FrameExecutor* const> executors, ServerStats* stats);
+// frame, leaf locking, leaves shared by two or more threads) and resets them; `steady` (a
+// PopulationWatch's verdict on that frame's tick) also counts its load spread among the steady
+// frames'. The master, at a phase boundary (no executor running).
+void SumFrameCounters(std::span<FrameExecutor* const> executors, bool steady, ServerStats* stats);
 
 }  // namespace sv

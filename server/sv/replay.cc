@@ -108,6 +108,7 @@ core::Status Replay::BuildWorld() {
   server_options_.areanode_depth = options_.areanode_depth;
   server_options_.interest_radius = options_.interest_radius;
   server_options_.tick_hz = 1000 / config.tick_ms;
+  population_ = PopulationWatch(server_options_.tick_hz);
   server_options_.seed = config.seed;
   shared_.world = world_.get();
   shared_.options = &server_options_;
@@ -220,7 +221,7 @@ core::Status Replay::Run() {
   for (std::thread& t : threads) t.join();
   wall_s_ = static_cast<double>(core::SteadyNs() - t0) / 1e9;
   for (const ThreadScratch& sc : scratch_) snapshot_bytes_ += sc.snapshot_bytes;
-  SumFrameCounters(executor_ptrs_, &stats_);  // the last frame's
+  SumFrameCounters(executor_ptrs_, NoteClosedTick(ticks_.size()), &stats_);  // the last frame's
   state_hash_ = world_->StateHash();
   uint64_t online = 0;
   for (game::EntityId id = 1; id <= world_->max_players(); ++id) {
@@ -256,10 +257,16 @@ void Replay::FrameThread(int index, std::barrier<>* barrier) {
   clock.Finish();
 }
 
+bool Replay::NoteClosedTick(size_t k) {
+  if (k == 0) return false;  // no frame has run yet
+  const durability::TickRecord& closed = ticks_[k - 1].record;
+  return population_.NoteTick(!closed.joins.empty() || !closed.leaves.empty());
+}
+
 void Replay::WorldPart(size_t k, PhaseClock* clock) {
   clock->Switch(Phase::kWorld);
   frame_start_ns_ = core::SteadyNs();
-  SumFrameCounters(executor_ptrs_, &stats_);
+  SumFrameCounters(executor_ptrs_, NoteClosedTick(k), &stats_);
   const LoggedTick& t = ticks_[k];
   shared_.frame_no = static_cast<uint32_t>(t.tick);
   const core::Status s = durability::ApplyLoggedWorldPart(world_.get(), t.record);

@@ -91,6 +91,9 @@ class Replay {
   void FrameThread(int index, std::barrier<>* barrier);
   // Master, before barrier A: sums the closed frame's counters, applies ticks_[k]'s world part.
   void WorldPart(size_t k, PhaseClock* clock);
+  // Notes ticks_[k - 1], the frame closed before tick k's world part, with population_; whether
+  // its population was steady (false for k == 0: no frame closed).
+  bool NoteClosedTick(size_t k);
   // The thread's request phase: its players' commands of the tick, in logged order.
   void RequestPhase(int index, const durability::TickRecord& record, ThreadScratch* scratch,
                     PhaseClock* clock);
@@ -123,6 +126,7 @@ class Replay {
   std::atomic<bool> failed_{false};
   core::Status run_status_;    // the master's world-part error, read after the threads join
   uint64_t frame_start_ns_ = 0;  // master
+  PopulationWatch population_{1};  // master; sized to the trace's tick rate by Create
   bool ran_ = false;
   double wall_s_ = 0;
   uint64_t snapshot_bytes_ = 0;

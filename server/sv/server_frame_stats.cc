@@ -5,6 +5,11 @@
 
 namespace sv {
 
-void Server::SumFrameStats() { SumFrameCounters(executors_, &stats_); }
+// Called before the next tick's world part clears record_, which still holds the closed frame's
+// joins and leaves.
+void Server::SumFrameStats() {
+  const bool steady = population_.NoteTick(!record_.joins.empty() || !record_.leaves.empty());
+  SumFrameCounters(executors_, steady, &stats_);
+}
 
 }  // namespace sv

@@ -185,6 +185,9 @@ class ServerStats {
   // Per-thread load, summed over multi-thread frames: (most - fewest) commands executed among
   // the threads, and 1000 x their mean.
   std::atomic<uint64_t> exec_spread_sum{0}, exec_mean_milli_sum{0};
+  // The same over the multi-thread frames of a steady population (PopulationWatch), and their
+  // count.
+  std::atomic<uint64_t> steady_frames{0}, steady_exec_spread_sum{0}, steady_exec_mean_milli_sum{0};
   // --assign locality: commands run on another thread than the port's that read them; the
   // master's LocalityAssignment counters, copied after each update.
   std::atomic<uint64_t> routed_commands{0};

@@ -217,6 +217,10 @@ StatsReport TakeReport(const ServerStats& s, const ReportInfo& info) {
   StatsReport::AssignmentFigures& a = r.assignment;
   a.exec_imbalance_pct = 100.0 * Ratio(static_cast<double>(Load(s.exec_spread_sum)),
                                        static_cast<double>(Load(s.exec_mean_milli_sum)) / 1000.0);
+  a.exec_imbalance_steady_pct =
+      100.0 * Ratio(static_cast<double>(Load(s.steady_exec_spread_sum)),
+                    static_cast<double>(Load(s.steady_exec_mean_milli_sum)) / 1000.0);
+  a.steady_frames = Load(s.steady_frames);
   a.routed_commands = Load(s.routed_commands);
   a.routed_commands_pct = 100.0 * Ratio(static_cast<double>(a.routed_commands),
                                         static_cast<double>(r.commands));
@@ -319,6 +323,8 @@ std::string ToJson(const StatsReport& r) {
                             {"waited_commands_pct", Num(r.waited_commands_pct)}}));
   const StatsReport::AssignmentFigures& a = r.assignment;
   field("assignment", JsonObject({{"exec_imbalance_pct", Num(a.exec_imbalance_pct)},
+                                  {"exec_imbalance_steady_pct", Num(a.exec_imbalance_steady_pct)},
+                                  {"steady_frames", Num(a.steady_frames)},
                                   {"routed_commands", Num(a.routed_commands)},
                                   {"routed_commands_pct", Num(a.routed_commands_pct)},
                                   {"migrations", Num(a.migrations)},

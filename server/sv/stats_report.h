@@ -90,6 +90,8 @@ struct StatsReport {
   struct AssignmentFigures {       // docs/stats.md, `assignment`
     double exec_imbalance_pct = 0;   // sum over frames of (most - fewest) commands per thread,
                                      // in % of the sum of their means
+    double exec_imbalance_steady_pct = 0;  // the same over steady-population frames only
+    uint64_t steady_frames = 0;            // those frames (PopulationWatch)
     uint64_t routed_commands = 0;    // run on another thread than the port's (locality)
     double routed_commands_pct = 0;  // of the commands executed
     uint64_t migrations = 0, rebalances = 0, leaves_moved = 0;

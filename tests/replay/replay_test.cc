@@ -180,6 +180,11 @@ TEST_CASE("replay on more threads than cores under each locking scheme reports i
     }
     CHECK(j["speed_x_realtime"].number > 0);
     if (scheme != sv::LockingScheme::kGlobal) CHECK(r.leaf_acquisitions > 0);
+    // The players join in the trace's first ticks and play on: the frames of the second after
+    // the joins are not steady, the later ones are.
+    CHECK(j["assignment"].Has("exec_imbalance_steady_pct"));
+    CHECK(r.assignment.steady_frames > 0);
+    CHECK(r.assignment.steady_frames < r.replay.ticks);
   }
   fs::remove_all(dir);
 }
