@@ -189,10 +189,10 @@ Status Bad(const std::string& why) { return Status::InvalidArgument("Snapshot: "
 // --- encoder ---------------------------------------------------------------------------------
 
 namespace {
-// Buffers of snapshots their encoders forgot, for the next snapshots encoded on this thread: a
-// client acknowledges every frame, so each encoder keeps about two snapshots instead of
-// kSnapshotRing, and a new snapshot's state goes into memory touched a frame or two ago rather
-// than kSnapshotRing frames ago.
+// Buffers of snapshots their encoders (or decoders) forgot, for the next snapshots encoded (or
+// decoded) on this thread: a client acknowledges every frame, so each encoder and decoder keeps
+// about two snapshots instead of kSnapshotRing, and a new snapshot's state goes into memory
+// touched a frame or two ago rather than kSnapshotRing frames ago.
 constexpr size_t kMaxSpareBuffers = 64;
 std::vector<std::vector<EntityState>>& SpareBuffers() {
   thread_local std::vector<std::vector<EntityState>> spare;
