@@ -20,6 +20,7 @@
 #include "server/protocol/enet_pool.h"
 #include "server/core/atomic_file.h"
 #include "server/core/cpu_clock.h"
+#include "server/core/thread_name.h"
 
 namespace {
 
@@ -136,7 +137,12 @@ int main(int argc, char** argv) {
     }
   }
   std::vector<std::thread> running;
-  for (auto& t : threads) running.emplace_back([&t] { t->Run(g_stop); });
+  for (size_t i = 0; i < threads.size(); ++i) {
+    running.emplace_back([&t = threads[i], i] {
+      core::NameThisThread("as-bots-" + std::to_string(i));
+      t->Run(g_stop);
+    });
+  }
 
   bots::SeriesWriter series;
   if (!o.series_path.empty()) {

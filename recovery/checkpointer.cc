@@ -22,6 +22,7 @@
 
 #include "server/core/check.h"
 #include "server/core/steady_clock.h"
+#include "server/core/thread_name.h"
 
 namespace recovery {
 
@@ -185,7 +186,10 @@ core::Status Checkpointer::Open(const CheckpointOptions& options, uint8_t* base,
       c->ping_flags_ = c->cell_written_[0].data();
       break;
   }
-  c->writer_ = std::thread([p = c.get()] { p->WriterMain(); });
+  c->writer_ = std::thread([p = c.get()] {
+    core::NameThisThread("as-checkpoint");
+    p->WriterMain();
+  });
   *out = std::move(c);
   return core::Status::OK();
 }

@@ -10,6 +10,7 @@
 #include "recovery/log_format.h"
 #include "server/core/check.h"
 #include "server/core/steady_clock.h"
+#include "server/core/thread_name.h"
 
 namespace recovery {
 
@@ -64,7 +65,10 @@ core::Status LogWriter::Open(const LogOptions& options, std::unique_ptr<LogWrite
     log->durable_tick_ = options.next_tick - 1;
   }
   if (core::Status s = log->OpenSegment(max_number + 1, options.next_tick); !s.ok()) return s;
-  log->thread_ = std::thread([l = log.get()] { l->ThreadMain(); });
+  log->thread_ = std::thread([l = log.get()] {
+    core::NameThisThread("as-log");
+    l->ThreadMain();
+  });
   *out = std::move(log);
   return core::Status::OK();
 }

@@ -7,6 +7,7 @@
 
 #include "server/core/check.h"
 #include "server/core/steady_clock.h"
+#include "server/core/thread_name.h"
 #include "server/durability/tick_apply.h"
 #include "server/game/region.h"
 #include "server/game/rng.h"
@@ -44,7 +45,12 @@ ParallelReplay::ParallelReplay(game::World* world, const Options& options)
   last_of_player_.assign(static_cast<size_t>(world_->max_players()) + 1, -1);
   dispatch_.Unlock();
   helpers_.reserve(static_cast<size_t>(options.threads - 1));
-  for (int i = 1; i < options.threads; ++i) helpers_.emplace_back([this] { HelperMain(); });
+  for (int i = 1; i < options.threads; ++i) {
+    helpers_.emplace_back([this, i] {
+      core::NameThisThread("as-replay-" + std::to_string(i));
+      HelperMain();
+    });
+  }
 }
 
 ParallelReplay::~ParallelReplay() {

@@ -6,6 +6,8 @@
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
+#include "server/core/thread_name.h"
+
 namespace sv {
 
 core::Status AgonesOptionsFromEnv(int health_interval_ms, AgonesOptions* out) {
@@ -27,7 +29,10 @@ core::Status AgonesOptionsFromEnv(int health_interval_ms, AgonesOptions* out) {
 
 std::unique_ptr<AgonesSdk> AgonesSdk::Start(const AgonesOptions& options) {
   std::unique_ptr<AgonesSdk> sdk(new AgonesSdk(options));
-  sdk->thread_ = std::thread([s = sdk.get()] { s->Run(); });
+  sdk->thread_ = std::thread([s = sdk.get()] {
+    core::NameThisThread("as-agones");
+    s->Run();
+  });
   return sdk;
 }
 

@@ -8,6 +8,8 @@
 
 #include <httplib.h>
 
+#include "server/core/thread_name.h"
+
 namespace sv {
 
 namespace {
@@ -284,7 +286,10 @@ core::Status MetricsServer::Start(const std::string& bind_address, uint16_t port
   }
   m->port_ = static_cast<uint16_t>(bound);
   httplib::Server* http = m->http_.get();
-  m->thread_ = std::thread([http] { http->listen_after_bind(); });
+  m->thread_ = std::thread([http] {
+    core::NameThisThread("as-metrics");
+    http->listen_after_bind();
+  });
   // Stop() before the listen loop runs would not stop it: wait until it does.
   while (!http->is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   *out = std::move(m);

@@ -12,6 +12,7 @@
 #include "server/durability/tick_apply.h"
 #include "server/core/check.h"
 #include "server/core/steady_clock.h"
+#include "server/core/thread_name.h"
 #include "server/protocol/messages.h"
 #include "server/sv/event_scope.h"
 #include "server/sv/snapshot_builder.h"
@@ -141,9 +142,15 @@ void Server::Start() {
   if (options_.frame_mode == FrameMode::kFixed) {
     barrier_ = std::make_unique<std::barrier<>>(options_.threads);
   }
-  lobby_thread_ = std::thread([this] { lobby_->Run(lobby_stop_); });
+  lobby_thread_ = std::thread([this] {
+    core::NameThisThread("as-lobby");
+    lobby_->Run(lobby_stop_);
+  });
   for (int i = 0; i < options_.threads; ++i) {
-    threads_.emplace_back([this, i] { FrameThread(i); });
+    threads_.emplace_back([this, i] {
+      core::NameThisThread("as-frame-" + std::to_string(i));
+      FrameThread(i);
+    });
   }
   spdlog::info("serving {} on UDP {} (workers {}..{}), {} thread(s), locking {}, {} frames",
                options_.map_path, lobby_port(), worker_port(0), worker_port(options_.threads - 1),

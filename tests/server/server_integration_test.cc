@@ -4,7 +4,12 @@
 // cleanly and its stats are complete. Every server binds ports the system picks.
 #include <catch2/catch.hpp>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -75,6 +80,38 @@ void RunScenario(sv::ServerOptions o, int clients, int play_ms) {
 }
 
 }  // namespace
+
+// The names of this process's threads, as top -H and ps -L show them.
+std::multiset<std::string> ThreadNames() {
+  std::multiset<std::string> names;
+  for (const auto& task : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream comm(task.path() / "comm");
+    std::string name;
+    std::getline(comm, name);
+    names.insert(name);
+  }
+  return names;
+}
+
+TEST_CASE("the server's threads carry names an operator can tell apart") {
+  spdlog::set_level(spdlog::level::warn);
+  sv::ServerOptions o = svtest::TestOptions(LockingScheme::kAreanodeOpt, 2);
+  const std::string dir = "/tmp/aftershock_thread_names_" + std::to_string(getpid());
+  std::filesystem::remove_all(dir);
+  o.data_dir = dir;  // durability on: the log and checkpoint threads run
+  std::unique_ptr<sv::Server> server;
+  REQUIRE(sv::Server::Create(o, &server).ok());
+  server->Start();
+  const std::multiset<std::string> names = ThreadNames();
+  server->RequestStop();
+  server->Wait();
+  server.reset();
+  std::filesystem::remove_all(dir);
+  for (const char* name : {"as-frame-0", "as-frame-1", "as-lobby", "as-log", "as-checkpoint"}) {
+    INFO(name);
+    CHECK(names.count(name) == 1);
+  }
+}
 
 TEST_CASE("sequential scheme with 1 thread: clients play and get replies") {
   RunScenario(svtest::TestOptions(LockingScheme::kSequential, 1), 8, 2000);
