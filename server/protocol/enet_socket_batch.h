@@ -61,7 +61,9 @@ bool SocketBatchingActive();
 // std::chrono::steady_clock reads) in ns, of the newest datagram handed to ENet for that peer, or
 // 0 if none was. ENet dispatches a packet after handing over the datagram that carried it, so
 // for a packet event the record is its datagram's arrival or a later datagram's: never earlier.
-// A datagram the kernel did not stamp is recorded at the time it was read.
+// A datagram the kernel did not stamp is recorded at the time it was read; so is one that
+// arrived just after the first socket of the process asked for stamps, while the kernel was
+// still turning its stamping on (it does that from a work queue).
 // IoError if the kernel refuses the option.
 core::Status StampArrivals(ENetSocket socket);
 uint64_t LastArrivalNs(ENetSocket socket, uint16_t peer_id);

@@ -71,6 +71,24 @@ void AwaitReadable(ENetSocket s) {
 // wait: microseconds at most.
 constexpr uint64_t kClockSlackNs = 100'000;
 
+// Until the kernel stamps datagrams on arrival. SO_TIMESTAMPNS turns the kernel's stamping on
+// for everyone, and it does so later, from a work queue; a datagram read before then carries the
+// time it was read. Call with a stamped socket of the test open: it keeps stamping wanted.
+void AwaitStampsLive() {
+  RawPair probe;
+  REQUIRE(proto::StampArrivals(probe.b).ok());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (;;) {
+    probe.Send(std::string("\x00\x09", 2) + "probe");  // peer id 9
+    AwaitReadable(probe.b);
+    const uint64_t ready = MonotonicNs();
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    REQUIRE(probe.Receive() == std::string("\x00\x09", 2) + "probe");
+    if (proto::LastArrivalNs(probe.b, 9) <= ready + kClockSlackNs) return;  // the arrival's
+    REQUIRE(std::chrono::steady_clock::now() < deadline);
+  }
+}
+
 TEST_CASE("ENet's socket calls reach the batching functions") {
   CHECK(proto::SocketBatchingActive());
 }
@@ -131,6 +149,7 @@ TEST_CASE("an oversize datagram fails its receive, as libenet's own does, and th
 TEST_CASE("arrival stamps: the kernel's arrival time, under the ENet peer id the header names") {
   RawPair p;
   REQUIRE(proto::StampArrivals(p.b).ok());
+  AwaitStampsLive();
   CHECK(proto::LastArrivalNs(p.b, 7) == 0);
   const uint64_t before_send = MonotonicNs();
   p.Send(std::string("\xB0\x07", 2) + "snapshot");  // flag and session bits above peer id 7
@@ -156,6 +175,7 @@ TEST_CASE("arrival stamps name the ENet peer that receives the packet") {
   ENetHost* client = enet_host_create(nullptr, 4, 2, 0, 0);
   REQUIRE((server != nullptr && client != nullptr));
   REQUIRE(proto::StampArrivals(client->socket).ok());
+  AwaitStampsLive();
   ENetAddress server_addr{};
   REQUIRE(enet_socket_get_address(server->socket, &server_addr) == 0);
   // Two client peers: the packet goes to the second, so its stamp must not be the first's.
