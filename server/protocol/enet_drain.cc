@@ -38,8 +38,19 @@ DrainResult DrainHost(ENetHost* host, const std::function<void(ENetEvent&)>& on_
       continue;
     }
     if (r > 0) {
+      const bool packet = ev.type == ENET_EVENT_TYPE_RECEIVE;
       ++out.events;
       on_event(ev);
+      // The rest of what this call's read queued, without another enet_host_service: each
+      // call walks every peer slot twice to send, even with nothing to send.
+      while (enet_host_check_events(host, &ev) > 0) {
+        ++out.events;
+        on_event(ev);
+      }
+      // A packet comes out only after ENet's read found the socket empty or read a full batch
+      // (a connect or disconnect can end the read early, so those say nothing); read == 0: the
+      // packet was queued before this call, which has not read yet.
+      if (packet && read > 0 && read < kEnetReadBatch) return out;
     } else if (read < kEnetReadBatch) {
       return out;  // no event and a short batch: the socket is empty
     }

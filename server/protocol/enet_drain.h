@@ -31,12 +31,14 @@ struct DrainResult {
   bool capped = false;       // stopped at max_datagrams with more possibly queued
 };
 
-// Services `host` until it returns no event after reading less than a full batch (the socket
-// is empty), its socket is broken, or about max_datagrams were read, counting each failed call
+// Services `host` until a read of less than a full batch shows the socket empty (a call that
+// returns no event, or one that returns a packet), its socket is broken, or about max_datagrams were read, counting each failed call
 // as one (a flood must not hold the caller forever: the rest waits for the next call). The first
 // call waits up to wait_ms for traffic, the others do not wait. Every event goes to on_event,
 // which owns a RECEIVE event's packet. Sends queued packets as a side effect, like any
-// enet_host_service call.
+// enet_host_service call. The events a read queued are handed over with enet_host_check_events,
+// and a drain whose read found the socket empty ends there: no extra enet_host_service call,
+// whose send pass walks every peer slot of the host.
 DrainResult DrainHost(ENetHost* host, const std::function<void(ENetEvent&)>& on_event,
                       uint32_t wait_ms = 0, uint64_t max_datagrams = 64 * kEnetReadBatch);
 

@@ -12,6 +12,7 @@
 
 #include "server/protocol/enet_drain.h"
 #include "server/protocol/enet_pool.h"
+#include "server/protocol/enet_socket_batch.h"
 
 namespace {
 
@@ -121,6 +122,32 @@ TEST_CASE("DrainHost reads past event-less batches to the packet behind them", "
   CHECK(r.events == 1);
   CHECK(r.datagrams == 301);  // fewer would mean the kernel dropped some: the test is moot
   REQUIRE(got == std::vector<uint8_t>{1, 2, 3});
+}
+
+TEST_CASE("DrainHost hands over a read's packets and ends on the read that found the socket empty",
+          "[enet_drain]") {
+  Pair p;
+  for (int i = 0; i < 5; ++i) {
+    const uint8_t payload[1] = {static_cast<uint8_t>(i)};
+    REQUIRE(enet_peer_send(p.to_server, 0, enet_packet_create(payload, 1, ENET_PACKET_FLAG_RELIABLE)) == 0);
+    const uint32_t before = QueuedBytes(p.server->socket);
+    enet_host_flush(p.client);  // one datagram each
+    WaitForArrival(p.server->socket, before);
+  }
+  std::vector<uint8_t> got;
+  const proto::SocketBatchCounters before = proto::ThisThreadSocketBatchCounters();
+  const proto::DrainResult r = proto::DrainHost(p.server, [&](ENetEvent& ev) {
+    if (ev.type == ENET_EVENT_TYPE_RECEIVE) {
+      got.push_back(ev.packet->data[0]);
+      enet_packet_destroy(ev.packet);
+    }
+  });
+  const proto::SocketBatchCounters after = proto::ThisThreadSocketBatchCounters();
+  CHECK(r.events == 5);
+  CHECK(r.datagrams == 5);
+  CHECK(got == std::vector<uint8_t>{0, 1, 2, 3, 4});
+  // Five reads that got a datagram and one that found none: no second pass to find it empty.
+  CHECK(after.receive_calls - before.receive_calls == 6);
 }
 
 TEST_CASE("DrainHost stops at its datagram cap and the next call goes on", "[enet_drain]") {
