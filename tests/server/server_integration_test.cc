@@ -6,11 +6,13 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <spdlog/spdlog.h>
@@ -102,12 +104,23 @@ TEST_CASE("the server's threads carry names an operator can tell apart") {
   std::unique_ptr<sv::Server> server;
   REQUIRE(sv::Server::Create(o, &server).ok());
   server->Start();
-  const std::multiset<std::string> names = ThreadNames();
+  // A thread names itself once it runs: poll until every name shows, or 10 s.
+  const std::vector<std::string> want = {"as-frame-0", "as-frame-1", "as-lobby", "as-log",
+                                         "as-checkpoint"};
+  std::multiset<std::string> names;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  for (;;) {
+    names = ThreadNames();
+    bool all = true;
+    for (const std::string& name : want) all = all && names.count(name) > 0;
+    if (all || std::chrono::steady_clock::now() > deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
   server->RequestStop();
   server->Wait();
   server.reset();
   std::filesystem::remove_all(dir);
-  for (const char* name : {"as-frame-0", "as-frame-1", "as-lobby", "as-log", "as-checkpoint"}) {
+  for (const std::string& name : want) {
     INFO(name);
     CHECK(names.count(name) == 1);
   }
