@@ -195,7 +195,7 @@ int Deliver(ThreadState& t, SocketQueues& q, ENetAddress* address, ENetBuffer* b
   if (q.arrival_ns && s.length >= 2) {
     // ENet's header starts with the receiving peer's id (big-endian), flags and session above it.
     const uint16_t peer = static_cast<uint16_t>((s.bytes[0] << 8 | s.bytes[1]) & ENET_PROTOCOL_MAXIMUM_PEER_ID);
-    if (peer < ENET_PROTOCOL_MAXIMUM_PEER_ID) (*q.arrival_ns)[peer] = s.arrival_ns;  // max: a connect
+    if (peer < ENET_PROTOCOL_MAXIMUM_PEER_ID) (*q.arrival_ns)[peer] = s.arrival_ns;  // 0xFFF: a connect, no peer yet
   }
   size_t room = 0;
   for (size_t i = 0; i < buffer_count; ++i) room += buffers[i].dataLength;
