@@ -1,15 +1,12 @@
 // Field rules for the states carried by a Snapshot.
 #include "server/protocol/snapshot.h"
 
-#include <cmath>
 #include <string>
 
 namespace proto {
 namespace {
 
 using core::Status;
-
-bool InRange(core::Vec3 v, float max_abs) { return WithinAbs(v, max_abs); }
 
 Status Bad(const std::string& field, const char* why) {
   return Status::InvalidArgument(field + ": " + why);
@@ -18,9 +15,9 @@ Status Bad(const std::string& field, const char* why) {
 }  // namespace
 
 Status Validate(const PlayerState& p) {
-  if (!InRange(p.origin, kMaxCoord)) return Bad("PlayerState.origin", "out of range or NaN");
-  if (!InRange(p.velocity, kMaxCoord)) return Bad("PlayerState.velocity", "out of range or NaN");
-  if (!InRange(p.view_angles, 360.0f)) {
+  if (!WithinAbs(p.origin, kMaxCoord)) return Bad("PlayerState.origin", "out of range or NaN");
+  if (!WithinAbs(p.velocity, kMaxCoord)) return Bad("PlayerState.velocity", "out of range or NaN");
+  if (!WithinAbs(p.view_angles, 360.0f)) {
     return Bad("PlayerState.view_angles", "out of range or NaN");
   }
   if (p.weapons & ~kValidWeaponBits) return Bad("PlayerState.weapons", "unknown bits set");
@@ -32,29 +29,17 @@ Status Validate(const PlayerState& p) {
 }
 
 Status Validate(const EntityState& e) {
-  // Decide first, then build the message: a valid entity costs no allocation.
-  const char* field = nullptr;
-  const char* why = nullptr;
-  switch (FirstFault(e)) {
-    case EntityFault::kNone:
-      return Status::OK();
-    case EntityFault::kId:
-      field = "id", why = "over kMaxEntityId (32767)";
-      break;
-    case EntityFault::kType:
-      field = "type", why = "not an EntityType";
-      break;
-    case EntityFault::kOrigin:
-      field = "origin", why = "out of range or NaN";
-      break;
-    case EntityFault::kAngles:
-      field = "angles", why = "out of range or NaN";
-      break;
-    case EntityFault::kEffects:
-      field = "effects", why = "unknown bits set";
-      break;
-  }
-  return Bad("EntityState[" + std::to_string(e.id) + "]." + field, why);
+  // The field and the broken rule, by EntityFault (kNone has none).
+  static constexpr const char* kFault[][2] = {{nullptr, nullptr},
+                                              {"id", "over kMaxEntityId (32767)"},
+                                              {"type", "not an EntityType"},
+                                              {"origin", "out of range or NaN"},
+                                              {"angles", "out of range or NaN"},
+                                              {"effects", "unknown bits set"}};
+  const EntityFault f = FirstFault(e);
+  if (f == EntityFault::kNone) return Status::OK();  // no allocation for a valid entity
+  const auto* fault = kFault[static_cast<size_t>(f)];
+  return Bad("EntityState[" + std::to_string(e.id) + "]." + fault[0], fault[1]);
 }
 
 Status Validate(const KillEvent& e) {

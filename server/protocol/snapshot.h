@@ -73,7 +73,8 @@ core::Status Validate(const PlayerState& p);
 core::Status Validate(const EntityState& e);
 
 // The first rule of EntityState that e breaks, in the order Validate checks them (kNone: valid).
-// Inline, for decoders that check every entity they build; Validate names the fault.
+// Inline, for decoders that check every entity they build; Validate names the fault (by the
+// enumerators' order).
 enum class EntityFault : uint8_t { kNone, kId, kType, kOrigin, kAngles, kEffects };
 inline bool WithinAbs(core::Vec3 v, float max_abs) {  // false for NaN and infinities too
   return std::fabs(v.x) <= max_abs && std::fabs(v.y) <= max_abs && std::fabs(v.z) <= max_abs;

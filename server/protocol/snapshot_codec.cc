@@ -397,7 +397,7 @@ Status SnapshotEncoder::Encode(const Snapshot& frame, uint32_t client_ack_id,
   const uint32_t baseline_id = base ? base->id : 0;
 
   thread_local detail::SnapshotPlan plan;  // see SnapshotPlan
-  if (base != nullptr) ForgetOlderThan(base->id);
+  if (base != nullptr) ForgetHeld(&ring_, &forget_from_, base->id);
   TakeSpare(&plan.sent);
   PlanEntities(frame.entities, base_entities, EventBytes(events.n), &plan);
   WriteSnapshot(frame, baseline_id, base_entities, plan, events, &out->bytes);
@@ -413,7 +413,6 @@ Status SnapshotEncoder::Encode(const Snapshot& frame, uint32_t client_ack_id,
   return Status::OK();
 }
 
-void SnapshotEncoder::ForgetOlderThan(uint32_t ack) { ForgetHeld(&ring_, &forget_from_, ack); }
 
 Status SnapshotEncoder::QueueEvent(const KillEvent& event) {
   if (Status s = Validate(event); !s.ok()) return s;

@@ -88,10 +88,6 @@ class SnapshotEncoder {
   };
   const Held* Find(uint32_t id) const;
 
-  // Forgets the held snapshots older than `ack`, a held one the client acknowledged, and hands
-  // their buffers to this thread's spares for the next snapshots encoded on it.
-  void ForgetOlderThan(uint32_t ack);
-
   std::array<Held, kSnapshotRing> ring_;
   uint32_t last_id_ = 0;
   uint32_t forget_from_ = 1;  // every held snapshot below it is forgotten

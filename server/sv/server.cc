@@ -36,9 +36,8 @@ Server::Server(const ServerOptions& options)
       stats_(options.threads),
       ticket_rng_(std::random_device{}()),
       new_identities_(options.new_identity_burst, options.new_identity_per_min / 60.0,
-                      kNewIdentitySlots, ticket_rng_()) {
-  population_ = PopulationWatch(options.tick_hz);
-}
+                      kNewIdentitySlots, ticket_rng_()),
+      population_(options.tick_hz) {}
 
 core::Status Server::Create(const ServerOptions& options, std::unique_ptr<Server>* out) {
   core::Status s = ValidateOptions(options);

@@ -224,7 +224,7 @@ class Server {
   std::unique_ptr<durability::TickRecorder> recorder_;
   durability::TickRecord record_;  // the frame in progress (its serial points only)
   uint64_t log_tick_ = 0;          // the frame in progress is this tick of the log
-  PopulationWatch population_{1};  // the last second's joins and leaves (master; sized by the constructor)
+  PopulationWatch population_;  // the last second's joins and leaves (master)
   uint64_t boundary_tick_ = 0;     // logged frame whose tick boundary is still due (0: none)
   std::vector<game::EntityId> recovered_online_;
   std::atomic<bool> durability_failed_{false};
