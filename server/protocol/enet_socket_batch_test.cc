@@ -89,6 +89,52 @@ void AwaitStampsLive() {
   }
 }
 
+// An ENet server host on loopback and a client host, destroyed with the pair.
+struct HostPair {
+  ENetHost* server = nullptr;
+  ENetHost* client = nullptr;
+  ENetAddress server_addr{};
+  explicit HostPair(size_t client_peers) {
+    REQUIRE(proto::InitializeEnet().ok());
+    ENetAddress bind{};
+    enet_address_set_host_ip(&bind, "127.0.0.1");
+    server = enet_host_create(&bind, 4, 2, 0, 0);
+    client = enet_host_create(nullptr, client_peers, 2, 0, 0);
+    REQUIRE((server != nullptr && client != nullptr));
+    REQUIRE(enet_socket_get_address(server->socket, &server_addr) == 0);
+  }
+  ~HostPair() {
+    enet_host_destroy(client);
+    enet_host_destroy(server);
+  }
+  // Connects `count` client peers (into *mine) and services both hosts until every one is
+  // connected; returns the server's peers for them, in the order the server saw them.
+  std::vector<ENetPeer*> Connect(int count, std::vector<ENetPeer*>* mine) {
+    for (int i = 0; i < count; ++i) {
+      mine->push_back(enet_host_connect(client, &server_addr, 2, 0));
+      REQUIRE(mine->back() != nullptr);
+    }
+    std::vector<ENetPeer*> theirs;
+    const auto all_up = [&] {
+      if (theirs.size() != mine->size()) return false;
+      for (ENetPeer* p : *mine) {
+        if (p->state != ENET_PEER_STATE_CONNECTED) return false;
+      }
+      return true;
+    };
+    for (int i = 0; i < 400 && !all_up(); ++i) {
+      ENetEvent ev;
+      while (enet_host_service(server, &ev, 1) > 0) {
+        if (ev.type == ENET_EVENT_TYPE_CONNECT) theirs.push_back(ev.peer);
+      }
+      while (enet_host_service(client, &ev, 0) > 0) {
+      }
+    }
+    REQUIRE(all_up());
+    return theirs;
+  }
+};
+
 TEST_CASE("ENet's socket calls reach the batching functions") {
   CHECK(proto::SocketBatchingActive());
 }
@@ -168,33 +214,15 @@ TEST_CASE("arrival stamps: the kernel's arrival time, under the ENet peer id the
 }
 
 TEST_CASE("arrival stamps name the ENet peer that receives the packet") {
-  REQUIRE(proto::InitializeEnet().ok());
-  ENetAddress bind{};
-  enet_address_set_host_ip(&bind, "127.0.0.1");
-  ENetHost* server = enet_host_create(&bind, 4, 2, 0, 0);
-  ENetHost* client = enet_host_create(nullptr, 4, 2, 0, 0);
-  REQUIRE((server != nullptr && client != nullptr));
+  HostPair hosts(4);
+  ENetHost* client = hosts.client;
   REQUIRE(proto::StampArrivals(client->socket).ok());
   AwaitStampsLive();
-  ENetAddress server_addr{};
-  REQUIRE(enet_socket_get_address(server->socket, &server_addr) == 0);
   // Two client peers: the packet goes to the second, so its stamp must not be the first's.
-  ENetPeer* first = enet_host_connect(client, &server_addr, 2, 0);
-  ENetPeer* second = enet_host_connect(client, &server_addr, 2, 0);
-  REQUIRE((first != nullptr && second != nullptr));
-  std::vector<ENetPeer*> accepted;
-  bool both_up = false;
-  for (int i = 0; i < 400 && !both_up; ++i) {
-    ENetEvent ev;
-    while (enet_host_service(server, &ev, 1) > 0) {
-      if (ev.type == ENET_EVENT_TYPE_CONNECT) accepted.push_back(ev.peer);
-    }
-    while (enet_host_service(client, &ev, 0) > 0) {
-    }
-    both_up = accepted.size() == 2 && first->state == ENET_PEER_STATE_CONNECTED &&
-              second->state == ENET_PEER_STATE_CONNECTED;
-  }
-  REQUIRE(both_up);
+  std::vector<ENetPeer*> mine;
+  const std::vector<ENetPeer*> accepted = hosts.Connect(2, &mine);
+  ENetPeer* const first = mine[0];
+  ENetPeer* const second = mine[1];
   // The server's peer for `second` is the one whose outgoing id is second's incoming id.
   ENetPeer* to_second = accepted[0]->outgoingPeerID == second->incomingPeerID ? accepted[0] : accepted[1];
   REQUIRE(to_second->outgoingPeerID == second->incomingPeerID);
@@ -202,7 +230,7 @@ TEST_CASE("arrival stamps name the ENet peer that receives the packet") {
   const uint64_t before_send = MonotonicNs();
   ENetPacket* packet = enet_packet_create("hello", 5, 0);
   REQUIRE(enet_peer_send(to_second, 1, packet) == 0);
-  enet_host_flush(server);
+  enet_host_flush(hosts.server);
   AwaitReadable(client->socket);
   const uint64_t arrived_by = MonotonicNs();
   ENetEvent ev;
@@ -219,30 +247,15 @@ TEST_CASE("arrival stamps name the ENet peer that receives the packet") {
     }
   }
   REQUIRE(got);
-  enet_host_destroy(client);
-  enet_host_destroy(server);
 }
 
 TEST_CASE("ENet hosts talk through scopes: every packet arrives in order, fewer system calls") {
-  REQUIRE(proto::InitializeEnet().ok());
-  ENetAddress bind{};
-  enet_address_set_host_ip(&bind, "127.0.0.1");
-  ENetHost* server = enet_host_create(&bind, 4, 2, 0, 0);
-  ENetHost* client = enet_host_create(nullptr, 1, 2, 0, 0);
-  REQUIRE((server != nullptr && client != nullptr));
-  ENetAddress server_addr{};
-  REQUIRE(enet_socket_get_address(server->socket, &server_addr) == 0);
-  ENetPeer* peer = enet_host_connect(client, &server_addr, 2, 0);
-  REQUIRE(peer != nullptr);
-  bool connected = false;
-  for (int i = 0; i < 400 && !connected; ++i) {
-    proto::SocketBatchScope batch;
-    ENetEvent ev;
-    if (enet_host_service(server, &ev, 1) > 0 && ev.type == ENET_EVENT_TYPE_CONNECT) connected = true;
-    while (enet_host_service(client, &ev, 0) > 0) {
-    }
-  }
-  REQUIRE(connected);
+  HostPair hosts(1);
+  ENetHost* server = hosts.server;
+  ENetHost* client = hosts.client;
+  std::vector<ENetPeer*> mine;
+  hosts.Connect(1, &mine);
+  ENetPeer* peer = mine[0];
   const proto::SocketBatchCounters before = proto::ThisThreadSocketBatchCounters();
   constexpr int kPackets = 500;
   {
@@ -276,8 +289,6 @@ TEST_CASE("ENet hosts talk through scopes: every packet arrives in order, fewer 
                          (after.receive_calls - before.receive_calls);
   INFO("datagrams " << datagrams << ", system calls " << calls);
   CHECK(calls * 4 < datagrams);
-  enet_host_destroy(client);
-  enet_host_destroy(server);
 }
 
 }  // namespace
