@@ -172,11 +172,12 @@ TEST_CASE("bots join, play and report sane figures") {
   CHECK(JsonNumber(r.json, "p50", "response_ms") > 0);
   CHECK(JsonNumber(r.json, "p99", "response_ms") >= JsonNumber(r.json, "p50", "response_ms"));
   CHECK(JsonNumber(r.json, "max", "response_ms") >= JsonNumber(r.json, "p99", "response_ms"));
-  // Responses end at the kernel's arrival stamp; the thread reads each reply at or after it.
+  // Responses end at the kernel's arrival stamp. The thread reads a reply some time after it
+  // arrived (its loop sleeps up to a millisecond), so the lag is above 0; a stamp that fell
+  // back to the read time would make it exactly 0.
   CHECK(r.json.find("\"arrival_stamps\": true") != std::string::npos);
-  CHECK(JsonNumber(r.json, "mean", "response_read_ms") >= JsonNumber(r.json, "mean", "response_ms"));
-  CHECK(JsonNumber(r.json, "mean", "read_lag_ms") >= 0);
-  CHECK(JsonNumber(r.json, "max", "response_read_ms") >= JsonNumber(r.json, "max", "response_ms"));
+  CHECK(JsonNumber(r.json, "mean", "read_lag_ms") > 0);
+  CHECK(JsonNumber(r.json, "p50", "response_read_ms") > 0);
   CHECK(JsonNumber(r.json, "unanswered") <= requests / 10);
   CHECK(JsonNumber(r.json, "durability_violations") == 0);
   CHECK(JsonNumber(r.json, "cpu_s") > 0);
