@@ -162,11 +162,6 @@ TEST_CASE("a ray that starts outside the map's brushes and misses them all runs 
   CHECK(std::fabs(through.end.x - (0 - kDistEpsilon)) < 1e-3f);
 }
 
-}  // namespace
-}  // namespace collision
-
-namespace collision {
-namespace {
 
 // BoundRays on the maps we ship, from player-sized boxes standing on floors and aimed at random
 // (pitch within +-30 degrees) with a shotgun-like cone: whenever it finds a blocking face, rays
