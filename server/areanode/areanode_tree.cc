@@ -97,6 +97,7 @@ AreanodeTree::AreanodeTree(const Bounds& world, int depth, int max_entities)
 // (Y on a tie) at the midpoint; children[0] (2n+1) is the half above the plane.
 void AreanodeTree::Build(const Bounds& world) {
   nodes_[0].bounds = world;
+  nodes_[0].region = Bounds{{-kOpenFace, -kOpenFace, -kOpenFace}, {kOpenFace, kOpenFace, kOpenFace}};
   for (int n = 0; n < node_count(); ++n) {
     Node& node = nodes_[n];
     if (node.depth == depth_) {
@@ -114,6 +115,9 @@ void AreanodeTree::Build(const Bounds& world) {
     above.bounds = below.bounds = node.bounds;
     above.bounds.mins[node.axis] = node.dist;
     below.bounds.maxs[node.axis] = node.dist;
+    above.region = below.region = node.region;
+    above.region.mins[node.axis] = node.dist;
+    below.region.maxs[node.axis] = node.dist;
     above.depth = below.depth = node.depth + 1;
   }
 }
@@ -262,6 +266,105 @@ void AreanodeTree::CollectTouching(int node_id, const Bounds& box, bool leaves_o
   if (!leaves_only) out->push_back(node_id);
   if (box.maxs[node.axis] >= node.dist) CollectTouching(node.children[0], box, leaves_only, out);
   if (box.mins[node.axis] <= node.dist) CollectTouching(node.children[1], box, leaves_only, out);
+}
+
+// The shape test only prunes: a child is entered when the box reaches its side (as
+// CollectTouching) and its region comes within `slack` of the shape.
+void AreanodeTree::CollectTouchingShape(int node_id, const Bounds& box, const core::ConvexXY& shape,
+                                        float slack, std::vector<int>* out) const {
+  const Node& node = nodes_[node_id];
+  if (!shape.Intersects(node.region, slack)) return;
+  if (node.axis < 0) {
+    out->push_back(node.leaf);
+    return;
+  }
+  if (box.maxs[node.axis] >= node.dist) CollectTouchingShape(node.children[0], box, shape, slack, out);
+  if (box.mins[node.axis] <= node.dist) CollectTouchingShape(node.children[1], box, shape, slack, out);
+}
+
+void AreanodeTree::LeavesTouching(const Bounds& box, const core::ConvexXY& shape, float slack,
+                                  std::vector<int>* out) const {
+  out->clear();
+  CollectTouchingShape(0, box, shape, slack, out);
+  std::sort(out->begin(), out->end());
+}
+
+// The segment start..end for t in [0, 1], prepared for many box tests: its box grown by `pad`
+// (a cheap first test) and the reciprocal of each axis' travel for the slab test.
+struct AreanodeTree::PaddedSegment {
+  core::Vec3 start, delta, inv;
+  float pad;
+  Bounds box;
+
+  PaddedSegment(core::Vec3 s, core::Vec3 e, float p) : start(s), delta(e - s), pad(p) {
+    box = Bounds::Empty();
+    box.Add(s);
+    box.Add(e);
+    box = box.Expanded(p);
+    for (int a = 0; a < 3; ++a) inv[a] = delta[a] != 0 ? 1.0f / delta[a] : 0.0f;
+  }
+
+  // True if the segment meets `b` grown by `pad` (slab test).
+  bool Meets(const Bounds& b) const {
+    if (!box.Intersects(b)) return false;
+    float t_in = 0, t_out = 1;
+    for (int a = 0; a < 3; ++a) {
+      const float lo = b.mins[a] - pad, hi = b.maxs[a] + pad;
+      if (delta[a] == 0) {
+        if (start[a] < lo || start[a] > hi) return false;
+        continue;
+      }
+      float ta = (lo - start[a]) * inv[a], tb = (hi - start[a]) * inv[a];
+      if (ta > tb) std::swap(ta, tb);
+      t_in = std::max(t_in, ta);
+      t_out = std::min(t_out, tb);
+      if (t_in > t_out) return false;
+    }
+    return true;
+  }
+
+  // Narrows [*t0, *t1] to where the coordinate on `axis` reaches `side` of the plane at `dist`
+  // within `pad` (side 0: >= dist - pad; side 1: <= dist + pad). False if nothing is left.
+  bool ClipToSide(int axis, float dist, int side, float* t0, float* t1) const {
+    const float bound = side == 0 ? dist - pad : dist + pad;
+    const float s = start[axis], d = delta[axis];
+    if (d == 0) return side == 0 ? s >= bound : s <= bound;
+    const float t = (bound - s) * inv[axis];
+    if ((side == 0) == (d > 0)) *t0 = std::max(*t0, t);  // moving toward the side
+    else *t1 = std::min(*t1, t);
+    return *t0 <= *t1;
+  }
+};
+
+void AreanodeTree::QuerySegment(core::Vec3 start, core::Vec3 end, float pad,
+                                std::vector<EntityId>* out) const {
+  AS_CHECK(pad > 0 && core::IsFinite(start) && core::IsFinite(end), "AreanodeTree::QuerySegment: bad input");
+  out->clear();
+  const PaddedSegment segment(start, end, pad);
+  QuerySegmentNode(0, segment, 0.0f, 1.0f, out);
+}
+
+// SV_AreaEdicts_r along a segment: scan this node's list, then descend into each child with the
+// part of the segment on its side (within the pad), so a long diagonal visits only the nodes it
+// passes near instead of every node under its bounding box.
+void AreanodeTree::QuerySegmentNode(int node_id, const PaddedSegment& segment, float t0, float t1,
+                                    std::vector<EntityId>* out) const {
+  {
+    ParentLock lock(ParentSlot(node_id));
+    const std::vector<Bounds>& boxes = node_boxes_[node_id];
+    const std::vector<EntityId>& ids = node_ids_[node_id];
+    for (size_t i = 0; i < boxes.size(); ++i) {
+      if (segment.Meets(boxes[i])) out->push_back(ids[i]);
+    }
+  }
+  const Node& node = nodes_[node_id];
+  if (node.axis < 0) return;
+  for (int side = 0; side < 2; ++side) {
+    float a = t0, b = t1;
+    if (segment.ClipToSide(node.axis, node.dist, side, &a, &b)) {
+      QuerySegmentNode(node.children[side], segment, a, b, out);
+    }
+  }
 }
 
 void AreanodeTree::LeavesTouching(const Bounds& box, std::vector<int>* out) const {

@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "server/core/bounds.h"
+#include "server/core/convex_xy.h"
 #include "server/core/status.h"
 
 namespace areanode {
@@ -63,7 +64,11 @@ struct Node {
   int leaf = -1;      // leaf id if this node is a leaf, else -1
   int depth = 0;
   Bounds bounds;      // the node's region within the world bounds (full world height)
+  // The node's region as LeavesTouching sees it: `bounds` with every face that lies on the world
+  // bounds pushed out to +-kOpenFace (and Z open).
+  Bounds region;
 };
+inline constexpr float kOpenFace = 1e30f;
 
 // Per-node slot for the server: a lock and counters. Leaf slots' mutexes are taken by the
 // server's region locking; non-leaf slots' mutexes by the tree when parent locking is on.
@@ -130,8 +135,18 @@ class AreanodeTree {
   void Query(const Bounds& box, std::vector<EntityId>* out) const;
   // As Query, in tree order: for callers that rank the result themselves (snapshot interest).
   void QueryUnordered(const Bounds& box, std::vector<EntityId>* out) const;
+  // Replaces *out with the linked entities whose boxes, grown by `pad` units, meet the segment
+  // start..end, in tree order. Reads only the lists of nodes whose regions come within `pad` of
+  // the segment (the descent clips the segment to each child's side), so a caller holding the
+  // leaf locks of every leaf within `pad` of the segment may call it. Invariant: pad > 0, the
+  // ends finite.
+  void QuerySegment(core::Vec3 start, core::Vec3 end, float pad, std::vector<EntityId>* out) const;
   // Replaces *out with the ids of leaves whose regions intersect `box`, ascending.
   void LeavesTouching(const Bounds& box, std::vector<int>* out) const;
+  // As LeavesTouching(box), keeping only leaves whose regions also come within `slack` units of
+  // `shape` in XY (ConvexXY::Intersects).
+  void LeavesTouching(const Bounds& box, const core::ConvexXY& shape, float slack,
+                      std::vector<int>* out) const;
   // Replaces *out with the ids of nodes (leaves and parents) whose regions intersect `box`,
   // in breadth-first order (ascending ids).
   void NodesTouching(const Bounds& box, std::vector<int>* out) const;
@@ -143,6 +158,11 @@ class AreanodeTree {
   void QueryNode(int node_id, const Bounds& box, std::vector<EntityId>* out) const;
   void CollectTouching(int node_id, const Bounds& box, bool leaves_only,
                        std::vector<int>* out) const;
+  void CollectTouchingShape(int node_id, const Bounds& box, const core::ConvexXY& shape,
+                            float slack, std::vector<int>* out) const;
+  struct PaddedSegment;  // QuerySegment's segment, prepared for box tests (.cc)
+  void QuerySegmentNode(int node_id, const PaddedSegment& segment, float t0, float t1,
+                        std::vector<EntityId>* out) const;
   // The parent slot to lock for node_id's list, or nullptr (a leaf, or parent locking off).
   NodeSlot* ParentSlot(int node_id) const {
     return (parent_locking_ && nodes_[node_id].axis >= 0) ? &slots_[node_id] : nullptr;

@@ -14,6 +14,7 @@ namespace {
 
 using areanode::AreanodeTree;
 using areanode::EntityId;
+using areanode::Node;
 using core::Bounds;
 using core::Vec3;
 
@@ -372,4 +373,88 @@ TEST_CASE("CheckParams rejects bad worlds, depths and entity counts", "[areanode
   const core::Status s = AreanodeTree::CheckParams(kWorld, 12, 512);
   REQUIRE(s.code() == core::Status::Code::kInvalidArgument);
   REQUIRE(s.message().find("depth 12") != std::string::npos);
+}
+
+namespace {
+
+// Double-precision reference: does start..end meet `b` grown by `pad`?
+bool BruteSegmentMeets(Vec3 start, Vec3 end, const Bounds& b, double pad) {
+  double t_in = 0, t_out = 1;
+  for (int a = 0; a < 3; ++a) {
+    const double lo = double(b.mins[a]) - pad, hi = double(b.maxs[a]) + pad;
+    const double s = start[a], d = double(end[a]) - s;
+    if (d == 0) {
+      if (s < lo || s > hi) return false;
+      continue;
+    }
+    double ta = (lo - s) / d, tb = (hi - s) / d;
+    if (ta > tb) std::swap(ta, tb);
+    t_in = std::max(t_in, ta);
+    t_out = std::min(t_out, tb);
+    if (t_in > t_out) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+TEST_CASE("QuerySegment finds what the segment meets and reads only nodes near it", "[areanode]") {
+  constexpr int kEntities = 300;
+  constexpr float kPad = 1;
+  for (int depth = areanode::kMinDepth; depth <= areanode::kMaxDepth; ++depth) {
+    AreanodeTree tree(kWorld, depth, kEntities);
+    BoxMaker maker(tree, kWorld, 500 + depth);
+    std::vector<Bounds> boxes(kEntities);
+    for (EntityId id = 0; id < kEntities; ++id) tree.Link(id, boxes[id] = maker.Make());
+    tree.set_parent_locking(true);
+    std::vector<EntityId> got;
+    std::vector<uint64_t> counts(tree.node_count());
+    for (int k = 0; k < 600; ++k) {
+      const Bounds a = maker.Make(), b = maker.Make();
+      const Vec3 start = a.Center();
+      Vec3 end = b.Center();
+      if (k % 5 == 0) end.x = start.x;  // parallel to a plane
+      if (k % 7 == 0) end = start;      // a point
+      for (int n = 0; n < tree.node_count(); ++n) counts[n] = tree.slot(n).lock_count;
+      tree.QuerySegment(start, end, kPad, &got);
+      std::sort(got.begin(), got.end());
+      REQUIRE(std::adjacent_find(got.begin(), got.end()) == got.end());
+      for (EntityId id = 0; id < kEntities; ++id) {
+        const bool found = std::binary_search(got.begin(), got.end(), id);
+        if (BruteSegmentMeets(start, end, boxes[id], kPad * 0.999)) REQUIRE(found);
+        if (found) REQUIRE(BruteSegmentMeets(start, end, boxes[id], kPad * 1.001));
+      }
+      // Every parent list read belongs to a node whose region comes within the pad.
+      for (int n = 0; n < tree.node_count(); ++n) {
+        if (tree.slot(n).lock_count == counts[n]) continue;
+        REQUIRE(BruteSegmentMeets(start, end, ExtendedRegion(tree, n, kWorld), kPad * 1.001));
+      }
+    }
+  }
+}
+
+TEST_CASE("LeavesTouching with a shape keeps the box's leaves that meet the shape", "[areanode]") {
+  for (int depth = areanode::kMinDepth; depth <= areanode::kMaxDepth; ++depth) {
+    AreanodeTree tree(kWorld, depth, 1);
+    BoxMaker maker(tree, kWorld, 700 + depth);
+    std::vector<int> leaves;
+    for (int k = 0; k < 300; ++k) {
+      const Bounds q = maker.Make();
+      Bounds rect = maker.Make();
+      rect.maxs.x = std::max(rect.maxs.x, rect.mins.x + 1);
+      rect.maxs.y = std::max(rect.maxs.y, rect.mins.y + 1);
+      const Vec3 offsets[2] = {{0, 0, 0}, maker.Make().Center() - rect.Center()};
+      const core::ConvexXY shape = core::ConvexXY::SweptRect(rect, offsets);
+      const float slack = k % 2 == 0 ? 0.0f : 1.0f;
+      tree.LeavesTouching(q, shape, slack, &leaves);
+      std::vector<int> want;
+      for (int leaf : BruteTouching(tree, q, kWorld, true)) {
+        const Node& node = tree.node(tree.LeafNode(leaf));
+        REQUIRE(node.region.mins.x == (std::isinf(ExtendedRegion(tree, tree.LeafNode(leaf), kWorld).mins.x)
+                                           ? -areanode::kOpenFace : node.bounds.mins.x));
+        if (shape.Intersects(node.region, slack)) want.push_back(leaf);
+      }
+      REQUIRE(leaves == want);
+    }
+  }
 }
