@@ -99,8 +99,9 @@ void World::FireMelee(EntityId player) {
 
 // Pellets spread like Quake's FireBullets: aim + crandom * spread * (right, up), each traced
 // against the map first and then against players up to the wall. Damage per victim is summed
-// and applied once (Quake's multi-damage), in victim id order. Nothing changes until the damage,
-// so one tree query of the box around every pellet's path serves all of them.
+// and applied once (Quake's multi-damage), in victim id order. Nothing changes until the damage.
+// Each pellet queries only the tree nodes along its own path: a query of the box around a
+// diagonal path would read (and need locks on) the whole rectangle around it.
 void World::FireShotgun(EntityId player) {
   static thread_local std::vector<EntityId> near;
   Edict& p = Mut(player);
@@ -108,7 +109,6 @@ void World::FireShotgun(EntityId player) {
   AngleVectors(p.view_angles, &forward, &right, &up);
   const Vec3 start = EdictEye(p);
   Vec3 ends[kShotgunPellets];
-  Bounds paths = Bounds::Empty();
   for (int i = 0; i < kShotgunPellets; ++i) {
     const float a = RandomSigned(&p.rng) * kShotgunSpread;
     const float b = RandomSigned(&p.rng) * kShotgunSpread;
@@ -116,12 +116,11 @@ void World::FireShotgun(EntityId player) {
     ends[i] = start + dir * hitscan_range_;
     collision::Trace wt = collision_.TraceBox(start, ends[i], Vec3{}, Vec3{});
     if (wt.hit()) ends[i] = wt.end;
-    paths.Add(SegmentBox(start, ends[i]));
   }
-  QueryBox(paths, &near);
   std::pair<EntityId, int> hits[kShotgunPellets];
   int num_hits = 0;
   for (int i = 0; i < kShotgunPellets; ++i) {
+    QuerySegment(start, ends[i], &near);
     float f;
     const EntityId victim = NearestHit(start, ends[i], player, near, &f);
     if (victim <= 0) continue;

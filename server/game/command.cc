@@ -102,14 +102,20 @@ Region World::RegionOf(EntityId player, const UserCmd& cmd) const {
     // its origin stays within `core` shrunk by the player's box.
     const Vec3 eye{0, 0, kEyeHeight};
     const Bounds eyes{core.mins - kPlayerMins + eye, core.maxs - kPlayerMaxs + eye};
+    const float grow = kMaxEntityExtent + kWedgeMargin;
     Bounds blocked;
     if (collision_.BoundRays(eyes, forward * hitscan_range_, corners, &blocked)) {
-      r.action_box = blocked.Expanded(kMaxEntityExtent);
+      r.action_box = blocked.Expanded(grow);
     } else {
       Bounds cone{{0, 0, 0}, {0, 0, 0}};
       for (const Vec3& c : corners) cone.Add(c);
-      r.action_box = Bounds{core.mins + cone.mins, core.maxs + cone.maxs}.Expanded(kMaxEntityExtent);
+      r.action_box = Bounds{core.mins + cone.mins, core.maxs + cone.maxs}.Expanded(grow);
     }
+    // Every pellet path is an eye plus a convex mix of the corner rays, cut short: it lies in
+    // the eyes' box swept by the cone. Grown as the box is, any entity a pellet's query returns
+    // (within kSegmentQueryPad of the path, at most kMaxEntityExtent across) lies inside.
+    const Vec3 sweep[5] = {Vec3{}, corners[0], corners[1], corners[2], corners[3]};
+    r.action_wedge = core::ConvexXY::SweptRect(eyes.Expanded(grow), sweep);
   }
   return r;
 }

@@ -33,6 +33,12 @@ inline constexpr float kTelefragMargin = 1;     // players within the destinatio
 // Region bookkeeping: the largest extent of any entity on any axis. Every entity touched by a
 // command intersects one of the command's query boxes, so it lies inside that box grown by this.
 inline constexpr float kMaxEntityExtent = 64;
+// A pellet's entity query returns the entities whose boxes come within this many units of its
+// path (World::QuerySegment), so float rounding never drops one the exact trace would hit.
+inline constexpr float kSegmentQueryPad = 1;
+// The shotgun's region holds the pellets' paths grown by kMaxEntityExtent plus this (more than
+// kSegmentQueryPad, so every entity the query returns lies inside).
+inline constexpr float kWedgeMargin = 2;
 
 // Weapons.
 inline constexpr float kMeleeRange = 64;

@@ -22,7 +22,20 @@ bool Region::Covers(const Bounds& box) const {
   for (int i = 0; i < teleport_count; ++i) {
     if (teleport_boxes[i].Contains(box)) return true;
   }
-  return action != ActionKind::kNone && action_box.Contains(box);
+  return action != ActionKind::kNone && action_box.Contains(box) &&
+         (action_wedge.empty() || action_wedge.Contains(box));
+}
+
+bool Region::CoversSegment(core::Vec3 a, core::Vec3 b, float pad) const {
+  Bounds swept = Bounds::Empty();
+  swept.Add(a);
+  swept.Add(b);
+  swept = swept.Expanded(pad);
+  if (Covers(swept)) return true;
+  if (action_wedge.empty()) return false;
+  // The wedge is convex: holding both ends' squares, it holds the square swept between them.
+  return action_box.Contains(swept) && action_wedge.Contains(Bounds{a, a}.Expanded(pad)) &&
+         action_wedge.Contains(Bounds{b, b}.Expanded(pad));
 }
 
 void RegionLeaves(const Region& region, const areanode::AreanodeTree& tree, bool optimized,
@@ -36,8 +49,14 @@ void RegionLeaves(const Region& region, const areanode::AreanodeTree& tree, bool
   // boxes here are the move box and teleport boxes (plus the action box when optimized).
   Bounds boxes[kMaxRegionBoxes];
   const int n = region.LockBoxes(boxes);
+  const bool wedge = region.action != ActionKind::kNone && !region.action_box.IsEmpty() &&
+                     !region.action_wedge.empty();
   for (int i = 0; i < n; ++i) {
-    tree.LeavesTouching(boxes[i], box_leaves);  // ascending, unique
+    if (wedge && i == n - 1) {  // the action box, narrowed by its wedge
+      tree.LeavesTouching(boxes[i], region.action_wedge, kWedgeLockSlack, box_leaves);
+    } else {
+      tree.LeavesTouching(boxes[i], box_leaves);  // ascending, unique
+    }
     merged->clear();
     std::set_union(out->begin(), out->end(), box_leaves->begin(), box_leaves->end(),
                    std::back_inserter(*merged));

@@ -3,7 +3,10 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <vector>
 
+#include "server/areanode/areanode_tree.h"
 #include "server/game/game_constants.h"
 #include "server/game/game_test_util.h"
 
@@ -246,6 +249,51 @@ TEST_CASE("RegionOf declares the action kind and boxes") {
   r = w->RegionOf(a, cmd);
   REQUIRE(r.teleport_count == 1);
   CHECK(r.teleport_boxes[0].Contains(Bounds{Vec3{1000, 0, 24} + kPlayerMins, Vec3{1000, 0, 24} + kPlayerMaxs}));
+}
+
+// Under the region check every entity a pellet's query returns must lie inside the region, so
+// this fails (aborts) if the wedge missed a pellet path; and the wedge must hold far fewer leaves
+// than the box around a diagonal shot.
+TEST_CASE("a diagonal shot locks the strip its pellets cross, and hits along it") {
+  auto t = Arena();
+  World* w = t.world.get();
+  w->set_region_check(true);
+  EntityId a = testing::JoinOrDie(w, "a"), b = testing::JoinOrDie(w, "b");
+  EntityId c = testing::JoinOrDie(w, "c"), d = testing::JoinOrDie(w, "d");
+  testing::Place(w, a, {-1000, -1000, kStandZ});
+  testing::Place(w, b, {-400, -400, kStandZ});  // on the diagonal, 850 units away
+  testing::Place(w, c, {1000, -1000, kStandZ});  // inside the shot's box, far from its strip
+  testing::Place(w, d, {-1000, 1000, kStandZ});
+  const float pitch = std::atan2(46.0f - 28.0f, 600 * std::sqrt(2.0f)) * 180 / 3.14159265f;
+  const CmdSpec shot{.yaw = 45, .pitch = pitch, .buttons = kButtonAttack};
+
+  UserCmd cmd;
+  cmd.sequence = w->Get(a).last_cmd_sequence + 1;
+  cmd.duration_ms = 33;
+  cmd.view_angles = Vec3{pitch, 45, 0};
+  cmd.buttons = kButtonAttack;
+  const Region r = w->RegionOf(a, cmd);
+  REQUIRE(r.action == ActionKind::kDirectionalBox);
+  REQUIRE(!r.action_wedge.empty());
+  CHECK(r.Covers(w->BoxOf(b)));
+  CHECK(r.action_box.Contains(w->BoxOf(c)));  // the box alone would have declared c
+  CHECK(!r.Covers(w->BoxOf(c)));
+  CHECK(!r.Covers(w->BoxOf(d)));
+  const Bounds world = w->tree().node(0).bounds;
+  areanode::AreanodeTree fine(world, 8, 1);
+  std::vector<int> leaves, box_leaves, scratch, merged;
+  RegionLeaves(r, fine, /*optimized=*/true, &leaves, &scratch, &merged);
+  fine.LeavesTouching(r.action_box, &box_leaves);
+  CHECK(leaves.size() * 2 < box_leaves.size());
+  for (EntityId e : {a, b}) {  // every leaf under a covered box is held
+    fine.LeavesTouching(w->BoxOf(e), &scratch);
+    for (int leaf : scratch) CHECK(std::binary_search(leaves.begin(), leaves.end(), leaf));
+  }
+
+  RunCmds(w, a, 1, shot);
+  CHECK(w->Get(b).health < 100);
+  CHECK(w->Get(c).health == 100);
+  CHECK(w->Get(d).health == 100);
 }
 
 }  // namespace

@@ -290,6 +290,20 @@ void World::QueryBox(const Bounds& box, std::vector<EntityId>* out) const {
   tree_->Query(box, out);
 }
 
+void World::QuerySegment(Vec3 start, Vec3 end, std::vector<EntityId>* out) const {
+  if (region_check_) {
+    const CommandScope* s = t_scope;
+    if (s != nullptr && s->world == this && !s->region.CoversSegment(start, end, kSegmentQueryPad)) {
+      Bounds box = Bounds::Empty();
+      box.Add(start);
+      box.Add(end);
+      CheckBox(box.Expanded(kSegmentQueryPad), "segment query");
+    }
+  }
+  tree_->QuerySegment(start, end, kSegmentQueryPad, out);
+  std::sort(out->begin(), out->end());
+}
+
 void World::RelinkAll() {
   WrittenScope written(this);
   tree_->UnlinkAll();

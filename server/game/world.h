@@ -210,8 +210,10 @@ class World {
   // Links/unlinks an entity in the tree from origin+mins/maxs and keeps kFlagLinked in step.
   void LinkEdict(EntityId id);
   void UnlinkEdict(EntityId id);
-  // Tree query, region-checked during commands.
+  // Tree queries, region-checked during commands. QuerySegment: the entities within
+  // kSegmentQueryPad of the segment (AreanodeTree::QuerySegment), ascending.
   void QueryBox(const Bounds& box, std::vector<EntityId>* out) const;
+  void QuerySegment(Vec3 start, Vec3 end, std::vector<EntityId>* out) const;
   void CheckAccess(EntityId id, const char* what) const;
   void CheckBox(const Bounds& box, const char* what) const;
 
@@ -231,8 +233,8 @@ class World {
   // Nearest solid player the ray start->end hits (excluding `skip`; ties to the lower id), with
   // its fraction; -1 if none.
   EntityId RayHitEntity(Vec3 start, Vec3 end, EntityId skip, float* fraction) const;
-  // As RayHitEntity, choosing among `candidates`: the ascending result of a tree query whose box
-  // contains the ray's box.
+  // As RayHitEntity, choosing among `candidates`: the ascending result of a tree query that
+  // returns every entity the ray meets (QueryBox of a box holding the ray's, or QuerySegment).
   EntityId NearestHit(Vec3 start, Vec3 end, EntityId skip, const std::vector<EntityId>& candidates,
                       float* fraction) const;
   void Damage(EntityId target, EntityId attacker, int damage, Vec3 knockback_dir);
