@@ -383,20 +383,18 @@ bool ParallelReplay::TryDispatchOne(int j) {
     stalled_at_ = j;
     return false;
   }
-  DeclaredRegion& declared = declared_[static_cast<size_t>(j)];
+  game::Region& declared = declared_[static_cast<size_t>(j)];
   if (player) {
-    const game::Region region = world_->RegionOf(c.player, c.cmd);
-    game::RegionLeaves(region, tree, /*optimized=*/true, &leaves_, &scratch_a_, &scratch_b_);
+    declared = world_->RegionOf(c.player, c.cmd);
+    game::RegionLeaves(declared, tree, /*optimized=*/true, &leaves_, &scratch_a_, &scratch_b_);
     merged_.clear();
     std::set_union(leaves_.begin(), leaves_.end(), box_leaves_.begin(), box_leaves_.end(),
                    std::back_inserter(merged_));
-    declared.whole_map = region.NeedsWholeMap(/*optimized=*/true);
-    declared.count = declared.whole_map ? 0 : region.LockBoxes(declared.boxes);
   } else {
     merged_.resize(static_cast<size_t>(tree.leaf_count()));
     for (int leaf = 0; leaf < tree.leaf_count(); ++leaf) merged_[leaf] = leaf;
+    declared = game::Region{};
     declared.whole_map = true;
-    declared.count = 0;
   }
   for (int leaf : merged_) in_flight_[static_cast<size_t>(leaf)].push_back(j);
   // While linking, kLinking keeps j from becoming ready through a dependency that finishes
@@ -430,11 +428,7 @@ int ParallelReplay::InFlightMeeting(int leaf, const core::Bounds& box) {
       list.pop_back();
       continue;
     }
-    const DeclaredRegion& r = declared_[static_cast<size_t>(k)];
-    if (r.whole_map) return k;
-    for (int b = 0; b < r.count; ++b) {
-      if (r.boxes[b].Intersects(box)) return k;
-    }
+    if (declared_[static_cast<size_t>(k)].Meets(box)) return k;
     ++i;
   }
   return -1;

@@ -9,9 +9,10 @@
 // region check enforces it). RegionOf reads only the player's edict and the map. So, walking the
 // commands in log order (the dispatch), command j gets its leaf set once (a) its player's previous
 // command is done and (b) every command already dispatched, not done, and holding a leaf under
-// the player's box has a declared region that misses the box (only a command whose region meets
-// the box may write the player's edict, and so move it; LeavesTouching is inclusive, so such a
-// command holds a leaf under the box); the region is then the one serial replay computes.
+// the player's box has a declared region that misses the box (Region::Meets false: only a command
+// whose region meets the box may write the player's edict, and so move it; LeavesTouching is
+// inclusive, so such a command holds a leaf under the box); the region is then the one serial
+// replay computes.
 // Command j waits for the latest earlier command holding each of its leaves (and so, transitively,
 // for every earlier one). Two commands that run at once therefore share no leaf: they commute, as
 // they did live under the region locks. The world's globals are not written by commands
@@ -130,13 +131,6 @@ class ParallelReplay {
     // The commands waiting for this one, newest first; &closed_ once it is done.
     std::atomic<Edge*> dependents{nullptr};
   };
-  // A dispatched command's declared region (what it may write besides its own player and
-  // rockets): Region::LockBoxes, or the whole map.
-  struct DeclaredRegion {
-    bool whole_map = false;
-    int count = 0;
-    core::Bounds boxes[game::kMaxRegionBoxes];
-  };
   static constexpr int kLinking = 1 << 30;
   static constexpr int kClosedTick = 1 << 30;  // members_: the owner has closed the tick
 
@@ -219,7 +213,8 @@ class ParallelReplay {
   std::vector<int> leaf_holder_ GUARDED_BY(dispatch_);  // per leaf: latest command dispatched on it
   // Per leaf: the commands dispatched on it that were not yet seen done (pruned as it is read).
   std::vector<std::vector<int>> in_flight_ GUARDED_BY(dispatch_);
-  std::vector<DeclaredRegion> declared_ GUARDED_BY(dispatch_);  // per command
+  // Per command: its declared region once dispatched (whole-map for an id that is not a player).
+  std::vector<game::Region> declared_ GUARDED_BY(dispatch_);
   // Edges live in fixed blocks (never moved while a tick runs); reused from tick to tick.
   std::vector<std::unique_ptr<Edge[]>> edge_blocks_ GUARDED_BY(dispatch_);
   size_t edges_used_ GUARDED_BY(dispatch_) = 0;

@@ -38,6 +38,16 @@ bool Region::CoversSegment(core::Vec3 a, core::Vec3 b, float pad) const {
          action_wedge.Contains(Bounds{b, b}.Expanded(pad));
 }
 
+bool Region::Meets(const Bounds& box) const {
+  if (whole_map) return true;
+  if (move_box.Intersects(box)) return true;
+  for (int i = 0; i < teleport_count; ++i) {
+    if (teleport_boxes[i].Intersects(box)) return true;
+  }
+  return action != ActionKind::kNone && action_box.Intersects(box) &&
+         (action_wedge.empty() || action_wedge.Intersects(box, kWedgeLockSlack));
+}
+
 void RegionLeaves(const Region& region, const areanode::AreanodeTree& tree, bool optimized,
                   std::vector<int>* out, std::vector<int>* box_leaves, std::vector<int>* merged) {
   out->clear();

@@ -65,6 +65,10 @@ struct Region {
   // True if every point within `pad` of the segment a..b (a box of half-size `pad` swept along
   // it) is covered: the check for AreanodeTree::QuerySegment.
   bool CoversSegment(core::Vec3 a, core::Vec3 b, float pad) const;
+  // True if some box that Covers() accepts could overlap `box`: `box` meets a declared box, or
+  // the action box where it also comes within kWedgeLockSlack of the wedge, or the region is
+  // whole-map (optimized form). False means the command cannot touch an entity inside `box`.
+  bool Meets(const Bounds& box) const;
 };
 
 // The leaves a lock scheme must hold for `region`: every leaf when NeedsWholeMap(optimized), else

@@ -279,6 +279,9 @@ TEST_CASE("a diagonal shot locks the strip its pellets cross, and hits along it"
   CHECK(r.action_box.Contains(w->BoxOf(c)));  // the box alone would have declared c
   CHECK(!r.Covers(w->BoxOf(c)));
   CHECK(!r.Covers(w->BoxOf(d)));
+  CHECK(r.Meets(w->BoxOf(b)));  // parallel replay: b waits for the shot, c and d need not
+  CHECK(!r.Meets(w->BoxOf(c)));
+  CHECK(!r.Meets(w->BoxOf(d)));
   const Bounds world = w->tree().node(0).bounds;
   areanode::AreanodeTree fine(world, 8, 1);
   std::vector<int> leaves, box_leaves, scratch, merged;
