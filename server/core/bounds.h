@@ -38,6 +38,8 @@ struct Bounds {
   constexpr Bounds Expanded(float d) const {
     return {{mins.x - d, mins.y - d, mins.z - d}, {maxs.x + d, maxs.y + d, maxs.z + d}};
   }
+  // Box grown by d.x units on both X sides, d.y on Y, d.z on Z.
+  constexpr Bounds Expanded(Vec3 d) const { return {mins - d, maxs + d}; }
   // The box of a hull (mins..maxs relative to an origin) placed at `origin`.
   static constexpr Bounds At(Vec3 origin, Vec3 hull_mins, Vec3 hull_maxs) {
     return {origin + hull_mins, origin + hull_maxs};

@@ -62,14 +62,14 @@ Region World::RegionOf(EntityId player, const UserCmd& cmd) const {
   const Edict& p = objects_[player].edict;
   if (!(p.flags & kFlagConnected) || cmd.duration_ms < 1 || cmd.duration_ms > kMaxCmdMs) return r;
   if (p.flags & kFlagDead) {
-    r.move_box = Bounds::At(p.origin, kPlayerMins, kPlayerMaxs).Expanded(kMaxEntityExtent);
+    r.move_box = Bounds::At(p.origin, kPlayerMins, kPlayerMaxs).Expanded(kMaxEntitySize);
     return r;
   }
   const Bounds core = MoveCore(p, cmd);
   const int weapon = WeaponAfterImpulse(p, cmd);
   const bool fire = WillFire(p, cmd, weapon);
   const float melee = (fire && weapon == kWeaponAxe) ? kMeleeRange : 0;
-  r.move_box = core.Expanded(melee + kMaxEntityExtent);
+  r.move_box = core.Expanded(melee).Expanded(kMaxEntitySize);
   for (const TriggerVolume& tp : teleporters_) {
     if (!tp.bounds.Intersects(core)) continue;
     if (r.teleport_count == kMaxTeleportBoxes) {
@@ -77,12 +77,25 @@ Region World::RegionOf(EntityId player, const UserCmd& cmd) const {
       break;
     }
     r.teleport_boxes[r.teleport_count++] = Bounds::At(tp.dest_origin, kPlayerMins, kPlayerMaxs)
-                                               .Expanded(kTelefragMargin + kMaxEntityExtent);
+                                               .Expanded(kTelefragMargin)
+                                               .Expanded(kMaxEntitySize);
   }
+  // Every eye the player can have after the move: `core` holds every box it can occupy, so
+  // its origin stays within `core` shrunk by the player's box.
+  const Vec3 eye{0, 0, kEyeHeight};
+  const Bounds eyes{core.mins - kPlayerMins + eye, core.maxs - kPlayerMaxs + eye};
+  const Vec3 margin{kRegionMargin, kRegionMargin, kRegionMargin};
   if (fire && weapon == kWeaponRocketLauncher) {
+    // The rocket leaves an eye along the aim and flies at most kRocketLaunchOffset +
+    // kRocketLaunchFlight units inside the command, so it explodes (if it does) in the eyes' box
+    // swept that far along the aim; the splash reaches kRocketSplashRadius around that point.
+    Vec3 forward, right, up;
+    AngleVectors(cmd.view_angles, &forward, &right, &up);
+    Bounds flight = eyes;
+    flight.Add(Bounds{eyes.mins + forward * (kRocketLaunchOffset + kRocketLaunchFlight),
+                      eyes.maxs + forward * (kRocketLaunchOffset + kRocketLaunchFlight)});
     r.action = ActionKind::kExpandedBox;
-    r.action_box = core.Expanded(kRocketLaunchOffset + kRocketLaunchFlight + kRocketSplashRadius +
-                                 kMaxEntityExtent);
+    r.action_box = flight.Expanded(kRocketSplashRadius).Expanded(kMaxEntitySize + margin);
   } else if (fire && weapon == kWeaponShotgun) {
     // The pellets leave from the eye (inside `core`) within a square cone of half-width
     // kShotgunSpread around the aim; the box is `core` swept by the cone's corner rays.
@@ -98,11 +111,7 @@ Region World::RegionOf(EntityId player, const UserCmd& cmd) const {
       }
     }
     r.action = ActionKind::kDirectionalBox;
-    // Every eye the player can have after the move: `core` holds every box it can occupy, so
-    // its origin stays within `core` shrunk by the player's box.
-    const Vec3 eye{0, 0, kEyeHeight};
-    const Bounds eyes{core.mins - kPlayerMins + eye, core.maxs - kPlayerMaxs + eye};
-    const float grow = kMaxEntityExtent + kWedgeMargin;
+    const Vec3 grow = kMaxEntitySize + margin;
     Bounds blocked;
     if (collision_.BoundRays(eyes, forward * hitscan_range_, corners, &blocked)) {
       r.action_box = blocked.Expanded(grow);
@@ -113,7 +122,7 @@ Region World::RegionOf(EntityId player, const UserCmd& cmd) const {
     }
     // Every pellet path is an eye plus a convex mix of the corner rays, cut short: it lies in
     // the eyes' box swept by the cone. Grown as the box is, any entity a pellet's query returns
-    // (within kSegmentQueryPad of the path, at most kMaxEntityExtent across) lies inside.
+    // (within kSegmentQueryPad of the path, at most kMaxEntitySize across) lies inside.
     const Vec3 sweep[5] = {Vec3{}, corners[0], corners[1], corners[2], corners[3]};
     r.action_wedge = core::ConvexXY::SweptRect(eyes.Expanded(grow), sweep);
   }

@@ -30,15 +30,19 @@ inline constexpr int kMaxSubstepMs = 50;        // longer commands are split int
 inline constexpr float kTeleportExitSpeed = 300;
 inline constexpr float kTelefragMargin = 1;     // players within the destination box + this die
 
-// Region bookkeeping: the largest extent of any entity on any axis. Every entity touched by a
-// command intersects one of the command's query boxes, so it lies inside that box grown by this.
-inline constexpr float kMaxEntityExtent = 64;
+// Region bookkeeping: the largest size of any entity's box on each axis (players and items; a
+// rocket is a point). Every entity touched by a command intersects one of the command's query
+// boxes, so it lies inside that box grown by this. Checked against the boxes below.
+inline constexpr core::Vec3 kMaxEntitySize{32, 32, 56};
 // A pellet's entity query returns the entities whose boxes come within this many units of its
 // path (World::QuerySegment), so float rounding never drops one the exact trace would hit.
 inline constexpr float kSegmentQueryPad = 1;
-// The shotgun's region holds the pellets' paths grown by kMaxEntityExtent plus this (more than
-// kSegmentQueryPad, so every entity the query returns lies inside).
-inline constexpr float kWedgeMargin = 2;
+// The regions of long-range actions are grown by this beyond what their geometry needs, for
+// float rounding along a long aim (and more than kSegmentQueryPad, so every entity a pellet's
+// query returns lies inside).
+inline constexpr float kRegionMargin = 2;
+// How far a pellet flies beyond the map's diagonal.
+inline constexpr float kHitscanRangeMargin = 64;
 
 // Weapons.
 inline constexpr float kMeleeRange = 64;
@@ -76,5 +80,13 @@ inline constexpr int kWeaponRespawnMs = 30000;
 inline constexpr int kAmmoRespawnMs = 30000;
 inline constexpr core::Vec3 kItemMins{-16, -16, 0};
 inline constexpr core::Vec3 kItemMaxs{16, 16, 56};
+
+// Every entity box fits kMaxEntitySize, which the command regions rely on.
+constexpr bool FitsMaxEntitySize(core::Vec3 mins, core::Vec3 maxs) {
+  return maxs.x - mins.x <= kMaxEntitySize.x && maxs.y - mins.y <= kMaxEntitySize.y &&
+         maxs.z - mins.z <= kMaxEntitySize.z;
+}
+static_assert(FitsMaxEntitySize(kPlayerMins, kPlayerMaxs), "a player box exceeds kMaxEntitySize");
+static_assert(FitsMaxEntitySize(kItemMins, kItemMaxs), "an item box exceeds kMaxEntitySize");
 
 }  // namespace game

@@ -20,8 +20,8 @@ using core::Bounds;
 // The long-range action of a command, and with it how the optimized scheme locks it.
 enum class ActionKind : uint8_t {
   kNone,            // no long-range action: the move box covers everything (incl. the axe)
-  kExpandedBox,     // rocket: launched here, finished by the world phase; box grown by the
-                    // in-command flight plus the splash radius
+  kExpandedBox,     // rocket: launched here, finished by the world phase; the eyes' box swept
+                    // along the aim by the in-command flight, grown by the splash radius
   kDirectionalBox,  // hitscan: box from the player along the aim to a wall face that stops
                     // every pellet (CollisionWorld::BoundRays), else to the end of the world,
                     // narrowed by the pellets' wedge in XY
@@ -36,7 +36,7 @@ inline constexpr int kMaxRegionBoxes = 2 + kMaxTeleportBoxes;
 
 struct Region {
   // Every position the player's box can take during the command, plus the melee reach, grown
-  // by kMaxEntityExtent so that any entity the command touches lies fully inside.
+  // by kMaxEntitySize so that any entity the command touches lies fully inside.
   Bounds move_box = Bounds::Empty();
   // Teleporter destinations the move may reach (destination box + telefrag reach + margin).
   int teleport_count = 0;

@@ -59,6 +59,27 @@ TEST_CASE("a rocket hits its target and splashes a bystander") {
   CHECK(w->Get(w->RocketSlot(a, 0)).kind == EntityKind::kFree);
 }
 
+// Under the region check: a rocket that hits inside its firing command (the target stands
+// within the in-command flight) damages only what the command's region declared, diagonally too.
+TEST_CASE("a rocket that explodes inside its command stays in the command's region") {
+  for (const float yaw : {0.0f, 45.0f, 135.0f}) {
+    auto t = Arena();
+    World* w = t.world.get();
+    w->set_region_check(true);
+    EntityId a = testing::JoinOrDie(w, "a"), b = testing::JoinOrDie(w, "b"), c = testing::JoinOrDie(w, "c");
+    const float rad = yaw * 3.14159265f / 180;
+    const Vec3 dir{std::cos(rad), std::sin(rad), 0};
+    testing::Place(w, a, {0, 0, kStandZ});
+    testing::Place(w, b, Vec3{0, 0, kStandZ} + dir * 50);  // face 34 units ahead: hit in the command
+    testing::Place(w, c, Vec3{0, 0, kStandZ} + dir * 50 + Vec3{-dir.y, dir.x, 0} * 60);  // splashed
+    GiveRocketLauncher(w, a);
+    RunCmds(w, a, 1, CmdSpec{.yaw = yaw, .pitch = 20, .buttons = kButtonAttack, .impulse = kImpulseRocketLauncher});
+    CHECK(w->Get(w->RocketSlot(a, 0)).kind == EntityKind::kExplosion);
+    CHECK(w->Get(b).health < 100);
+    CHECK(w->Get(c).health < 100);
+  }
+}
+
 TEST_CASE("a rocket into a nearby wall hurts the shooter, and a fatal one costs a frag") {
   auto t = Arena(std::move(testing::TestMap().Box({100, -512, 0}, {132, 512, 256})));
   World* w = t.world.get();
@@ -239,6 +260,9 @@ TEST_CASE("RegionOf declares the action kind and boxes") {
   CHECK(r.action == ActionKind::kExpandedBox);
   CHECK(r.action_box.Contains(r.move_box));
   CHECK(r.action_box.Size().x < r.move_box.Size().x + 2 * (8 + 50 + 120 + 64) + 1);
+  // Aimed along +x: the flight lengthens the box ahead of the player only.
+  CHECK(r.action_box.maxs.x - w->BoxOf(a).maxs.x > w->BoxOf(a).mins.x - r.action_box.mins.x + 50);
+  CHECK(r.action_box.Size().y < r.action_box.Size().x - 50);
 
   w->Mut(a).ammo_rockets = 0;
   w->Mut(a).ammo_shells = 0;

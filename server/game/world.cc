@@ -140,7 +140,7 @@ core::Status World::Create(const maps::Map& map, const collision::CollisionWorld
     w->max_pad_speed_ = std::max(w->max_pad_speed_, Length(j.velocity));
     w->jump_pads_.push_back(std::move(v));
   }
-  w->hitscan_range_ = Length(map.bounds.Size()) + kMaxEntityExtent;
+  w->hitscan_range_ = Length(map.bounds.Size()) + kHitscanRangeMargin;
   w->first_rocket_ = 1 + config.max_players;
   w->first_pickup_ = w->first_rocket_ + config.max_players * kRocketsPerPlayer;
   w->first_record_ = w->first_pickup_ + static_cast<int>(w->pickups_.size());

@@ -266,7 +266,7 @@ class World {
   EntityId first_pickup_ = 0;
   EntityId first_record_ = 0;
   uint64_t seed_ = 0;
-  float hitscan_range_ = 0;  // how far a pellet flies: the map's diagonal + kMaxEntityExtent
+  float hitscan_range_ = 0;  // how far a pellet flies: the map's diagonal + kHitscanRangeMargin
   float max_pad_speed_ = 0;
   std::vector<maps::SpawnPoint> spawns_;
   std::vector<PickupSpot> pickups_;
