@@ -46,29 +46,27 @@ LeafPartition::LeafPartition(const AreanodeTree& tree, int parts) : parts_(parts
       if (b != a && ShareFace(ra, tree.node(tree.LeafNode(b)).bounds)) neighbours_[a].push_back(b);
     }
   }
+  // Seeds: the leaf at the centre of each node k levels down, in bit-reversed order of the
+  // nodes on that level (level k's nodes are ids 2^k - 1 .. 2^(k+1) - 2, breadth first).
+  int k = 0;
+  while ((1 << k) < parts && k < tree.depth()) ++k;
+  for (int i = 0; i < (1 << k) && static_cast<int>(seeds_.size()) < parts; ++i) {
+    int reversed = 0;
+    for (int bit = 0; bit < k; ++bit) reversed |= ((i >> bit) & 1) << (k - 1 - bit);
+    const Bounds& r = tree.node((1 << k) - 1 + reversed).bounds;
+    seeds_.push_back(tree.LeafAt(r.Center()));
+  }
 }
 
 void LeafPartition::Grow(std::span<const uint32_t> load) {
   const int leaves = leaf_count();
   AS_CHECK(static_cast<int>(load.size()) == leaves, "LeafPartition::Grow: one load per leaf");
   owner_.assign(static_cast<size_t>(leaves), -1);
-  std::vector<int> seed;
+  const std::vector<int>& seed = seeds_;
   std::vector<uint64_t> part_load(static_cast<size_t>(parts_), 0);
-  // Seeds: leaf 0, then each time the leaf farthest from every seed so far.
-  for (int p = 0; p < parts_ && p < leaves; ++p) {
-    int best = 0;
-    if (p > 0) {
-      float best_d = -1;
-      for (int l = 0; l < leaves; ++l) {
-        if (owner_[l] >= 0) continue;
-        float d = std::numeric_limits<float>::max();
-        for (int s : seed) d = std::min(d, Distance2(centre_[l], centre_[s]));
-        if (d > best_d) best_d = d, best = l;
-      }
-    }
-    seed.push_back(best);
-    owner_[best] = p;
-    part_load[p] += load[best];
+  for (int p = 0; p < static_cast<int>(seed.size()); ++p) {
+    owner_[seed[p]] = p;
+    part_load[p] += load[seed[p]];
   }
   // Growth: the lightest part with an unowned neighbour takes the one nearest its seed.
   std::vector<bool> stuck(static_cast<size_t>(parts_), false);

@@ -7,11 +7,16 @@
 //
 // Two steps, both deterministic (same inputs, same owners: the live server and aftershock-replay
 // agree):
-//   Grow     from scratch: `parts` seeds far apart (the first is leaf 0, each next the leaf
-//            farthest from the seeds so far), then the lightest part that still has an unowned
-//            neighbour takes the one nearest its seed, until every leaf is owned; then Improve
-//            (a part walled in early stays light). Every part is connected by construction;
-//            with more parts than leaves some parts are empty.
+//   Grow     from scratch: `parts` seeds, the leaves at the centres of the tree's nodes k levels
+//            down (2^k >= parts; for fewer parts than nodes, the nodes in bit-reversed order,
+//            so each next seed lands in the half the previous ones left empty), then the lightest
+//            part that still has an unowned neighbour takes the one nearest its seed, until every
+//            leaf is owned; then Improve (a part walled in early stays light). Every part is
+//            connected by construction; with more parts than leaves some parts are empty. Seeds
+//            at the centres of the tree's own halves meet along its split planes, so the borders
+//            start straight: each leaf along a border is locked by both sides in most frames, and
+//            a straight cut has the fewest (seeds in opposite corners met along a staircase
+//            diagonal, with twice as many).
 //   Improve  from the current owners, in rounds, each of
 //            - balancing moves: while a loaded leaf l of part a borders a part b with
 //              load(b) + load(l) < load(a), and a stays connected without l, the move that
@@ -79,6 +84,7 @@ class LeafPartition {
   int parts_;
   std::vector<std::vector<int>> neighbours_;
   std::vector<core::Vec3> centre_;  // leaf region centres in X/Y (z = 0)
+  std::vector<int> seeds_;          // Grow's seed leaf of each part (fewer if parts > leaves)
   std::vector<int> owner_;
 };
 

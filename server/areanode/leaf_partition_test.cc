@@ -73,6 +73,37 @@ TEST_CASE("Grow splits uniform load evenly into connected parts") {
   }
 }
 
+// Leaf pairs that share a face across two parts: each such leaf is locked by both sides when a
+// player stands near the border.
+int BorderPairs(const LeafPartition& p) {
+  int pairs = 0;
+  for (int l = 0; l < p.leaf_count(); ++l) {
+    for (int n : p.neighbours(l)) pairs += (n > l && p.owner(n) != p.owner(l)) ? 1 : 0;
+  }
+  return pairs;
+}
+
+TEST_CASE("Grow's borders start straight, along the tree's own split planes") {
+  AreanodeTree tree(Bounds{{-1552, -1552, -100}, {1552, 1552, 100}}, 8, 8);  // 16 x 16 leaves
+  const std::vector<uint32_t> uniform(256, 1);
+  LeafPartition two(tree, 2);
+  two.Grow(uniform);
+  CheckPartition(two);
+  CHECK(Spread(two.PartLoads(uniform)) == 0);
+  CHECK(BorderPairs(two) == 16);  // one straight cut across the map
+  for (int l = 0; l < two.leaf_count(); ++l) {  // the halves of the root's split
+    const areanode::Node& root = tree.node(0);
+    const bool above = tree.node(tree.LeafNode(l)).bounds.mins[root.axis] >= root.dist;
+    CHECK(two.owner(l) == two.owner(above ? tree.LeafAt(tree.node(1).bounds.Center())
+                                          : tree.LeafAt(tree.node(2).bounds.Center())));
+  }
+  LeafPartition four(tree, 4);
+  four.Grow(uniform);
+  CheckPartition(four);
+  CHECK(Spread(four.PartLoads(uniform)) == 0);
+  CHECK(BorderPairs(four) == 32);  // two straight cuts: quarters
+}
+
 TEST_CASE("more parts than leaves leaves some parts empty, every leaf owned") {
   AreanodeTree tree(Bounds{{0, 0, 0}, {100, 100, 10}}, 1, 8);  // 2 leaves
   LeafPartition p(tree, 4);
