@@ -20,6 +20,12 @@ namespace {
 
 int Substeps(int duration_ms) { return (duration_ms + kMaxSubstepMs - 1) / kMaxSubstepMs; }
 
+// The view angles a command runs with: pitch clamped to +-89 degrees, yaw in [-180, 180], no
+// roll. RegionOf aims with these too, so the declared cone is the one the weapon fires.
+Vec3 ExecutedViewAngles(const UserCmd& cmd) {
+  return {std::clamp(cmd.view_angles.x, -89.0f, 89.0f), std::remainder(cmd.view_angles.y, 360.0f), 0};
+}
+
 int WeaponAfterImpulse(const Edict& p, const UserCmd& cmd) {
   int wanted = -1;
   if (cmd.impulse == kImpulseAxe) wanted = kWeaponAxe;
@@ -90,7 +96,7 @@ Region World::RegionOf(EntityId player, const UserCmd& cmd) const {
     // kRocketLaunchFlight units inside the command, so it explodes (if it does) in the eyes' box
     // swept that far along the aim; the splash reaches kRocketSplashRadius around that point.
     Vec3 forward, right, up;
-    AngleVectors(cmd.view_angles, &forward, &right, &up);
+    AngleVectors(ExecutedViewAngles(cmd), &forward, &right, &up);
     Bounds flight = eyes;
     flight.Add(Bounds{eyes.mins + forward * (kRocketLaunchOffset + kRocketLaunchFlight),
                       eyes.maxs + forward * (kRocketLaunchOffset + kRocketLaunchFlight)});
@@ -102,7 +108,7 @@ Region World::RegionOf(EntityId player, const UserCmd& cmd) const {
     // If one wall face blocks every pellet from anywhere in `core` (the map is static, so this
     // needs no lock), the box ends at that face; else it runs to the end of the world.
     Vec3 forward, right, up;
-    AngleVectors(cmd.view_angles, &forward, &right, &up);
+    AngleVectors(ExecutedViewAngles(cmd), &forward, &right, &up);
     Vec3 corners[4];
     int n = 0;
     for (float a : {-kShotgunSpread, kShotgunSpread}) {
@@ -159,8 +165,7 @@ core::Status World::ExecuteCommand(EntityId player, const UserCmd& cmd) {
   Edict& p = Mut(player);
   p.last_cmd_sequence = cmd.sequence;
   p.commands_executed++;
-  p.view_angles = {std::clamp(cmd.view_angles.x, -89.0f, 89.0f),
-                   std::remainder(cmd.view_angles.y, 360.0f), 0};
+  p.view_angles = ExecutedViewAngles(cmd);
   if (p.flags & kFlagDead) return core::Status::OK();
 
   const int weapon = WeaponAfterImpulse(p, cmd);

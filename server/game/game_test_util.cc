@@ -124,7 +124,7 @@ void RunCmds(World* world, EntityId player, int count, const CmdSpec& spec) {
     UserCmd cmd;
     cmd.sequence = world->Get(player).last_cmd_sequence + 1;
     cmd.duration_ms = static_cast<uint16_t>(spec.duration_ms);
-    cmd.view_angles = {spec.pitch, spec.yaw, 0};
+    cmd.view_angles = {spec.pitch, spec.yaw, spec.roll};
     cmd.forward_move = static_cast<int16_t>(spec.forward);
     cmd.side_move = static_cast<int16_t>(spec.side);
     cmd.buttons = spec.buttons;

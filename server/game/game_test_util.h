@@ -54,6 +54,7 @@ struct CmdSpec {
   uint8_t buttons = 0;
   uint8_t impulse = 0;
   int duration_ms = 33;
+  float roll = 0;
 };
 void RunCmds(World* world, EntityId player, int count, const CmdSpec& spec);
 

@@ -80,6 +80,29 @@ TEST_CASE("a rocket that explodes inside its command stays in the command's regi
   }
 }
 
+// A command runs with its pitch clamped to +-89 degrees and no roll. Its region must be built
+// from those angles: from the raw ones, a rolled or vertical aim turns the cone away from where
+// the pellets and rockets go, and the region check aborts.
+TEST_CASE("long-range regions follow the angles the command runs with, not the raw ones") {
+  for (const float roll : {0.0f, 45.0f, -60.0f}) {
+    for (const float pitch : {0.0f, 90.0f, -90.0f}) {
+      INFO("roll " << roll << ", pitch " << pitch);
+      auto t = Arena();
+      World* w = t.world.get();
+      w->set_region_check(true);
+      EntityId a = testing::JoinOrDie(w, "a");
+      testing::Place(w, a, {-1000, -1000, kStandZ});
+      w->Mut(a).ammo_shells = 100;
+      RunCmds(w, a, 16 * 8, CmdSpec{.yaw = 45, .pitch = pitch, .buttons = kButtonAttack, .roll = roll});
+      CHECK(w->Get(a).ammo_shells <= 100 - 8);
+      GiveRocketLauncher(w, a);
+      RunCmds(w, a, 25 * 3, CmdSpec{.yaw = 45, .pitch = pitch, .buttons = kButtonAttack,
+                                    .impulse = kImpulseRocketLauncher, .roll = roll});
+      CHECK(w->Get(a).ammo_rockets <= 10 - 3);
+    }
+  }
+}
+
 TEST_CASE("a rocket into a nearby wall hurts the shooter, and a fatal one costs a frag") {
   auto t = Arena(std::move(testing::TestMap().Box({100, -512, 0}, {132, 512, 256})));
   World* w = t.world.get();
