@@ -296,11 +296,8 @@ struct AreanodeTree::PaddedSegment {
   float pad;
   Bounds box;
 
-  PaddedSegment(core::Vec3 s, core::Vec3 e, float p) : start(s), delta(e - s), pad(p) {
-    box = Bounds::Empty();
-    box.Add(s);
-    box.Add(e);
-    box = box.Expanded(p);
+  PaddedSegment(core::Vec3 s, core::Vec3 e, float p)
+      : start(s), delta(e - s), pad(p), box(Bounds::Spanning(s, e).Expanded(p)) {
     for (int a = 0; a < 3; ++a) inv[a] = delta[a] != 0 ? 1.0f / delta[a] : 0.0f;
   }
 

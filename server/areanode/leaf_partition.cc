@@ -2,7 +2,6 @@
 #include "server/areanode/leaf_partition.h"
 
 #include <algorithm>
-#include <limits>
 
 #include "server/core/check.h"
 

@@ -34,6 +34,11 @@ struct Bounds {
     return p.x >= mins.x && p.x <= maxs.x && p.y >= mins.y && p.y <= maxs.y && p.z >= mins.z &&
            p.z <= maxs.z;
   }
+  // The smallest box holding both points (a segment's box).
+  static constexpr Bounds Spanning(Vec3 a, Vec3 b) {
+    return {{std::min(a.x, b.x), std::min(a.y, b.y), std::min(a.z, b.z)},
+            {std::max(a.x, b.x), std::max(a.y, b.y), std::max(a.z, b.z)}};
+  }
   // Box grown by `d` units on every side.
   constexpr Bounds Expanded(float d) const {
     return {{mins.x - d, mins.y - d, mins.z - d}, {maxs.x + d, maxs.y + d, maxs.z + d}};

@@ -13,13 +13,6 @@ namespace game {
 
 namespace {
 
-Bounds SegmentBox(Vec3 a, Vec3 b) {
-  Bounds box = Bounds::Empty();
-  box.Add(a);
-  box.Add(b);
-  return box;
-}
-
 // Distance from p to the closest point of box.
 float DistanceToBox(Vec3 p, const Bounds& box) {
   Vec3 d;
@@ -56,7 +49,7 @@ void World::Fire(EntityId player, int weapon) {
 
 EntityId World::RayHitEntity(Vec3 start, Vec3 end, EntityId skip, float* fraction) const {
   static thread_local std::vector<EntityId> near;
-  QueryBox(SegmentBox(start, end), &near);
+  QueryBox(Bounds::Spanning(start, end), &near);
   return NearestHit(start, end, skip, near, fraction);
 }
 
@@ -64,7 +57,7 @@ EntityId World::RayHitEntity(Vec3 start, Vec3 end, EntityId skip, float* fractio
 // (linked boxes that intersect it), so the result does not depend on how large the query was.
 EntityId World::NearestHit(Vec3 start, Vec3 end, EntityId skip,
                            const std::vector<EntityId>& candidates, float* fraction) const {
-  const Bounds segment = SegmentBox(start, end);
+  const Bounds segment = Bounds::Spanning(start, end);
   EntityId best = -1;
   float best_f = 2;
   for (EntityId id : candidates) {

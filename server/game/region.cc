@@ -27,10 +27,7 @@ bool Region::Covers(const Bounds& box) const {
 }
 
 bool Region::CoversSegment(core::Vec3 a, core::Vec3 b, float pad) const {
-  Bounds swept = Bounds::Empty();
-  swept.Add(a);
-  swept.Add(b);
-  swept = swept.Expanded(pad);
+  const Bounds swept = Bounds::Spanning(a, b).Expanded(pad);
   if (Covers(swept)) return true;
   if (action_wedge.empty()) return false;
   // The wedge is convex: holding both ends' squares, it holds the square swept between them.

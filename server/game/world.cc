@@ -294,10 +294,7 @@ void World::QuerySegment(Vec3 start, Vec3 end, std::vector<EntityId>* out) const
   if (region_check_) {
     const CommandScope* s = t_scope;
     if (s != nullptr && s->world == this && !s->region.CoversSegment(start, end, kSegmentQueryPad)) {
-      Bounds box = Bounds::Empty();
-      box.Add(start);
-      box.Add(end);
-      CheckBox(box.Expanded(kSegmentQueryPad), "segment query");
+      CheckBox(Bounds::Spanning(start, end).Expanded(kSegmentQueryPad), "segment query");  // aborts
     }
   }
   tree_->QuerySegment(start, end, kSegmentQueryPad, out);
