@@ -45,9 +45,15 @@ ConvexXY ConvexXY::SweptRect(const Bounds& rect, std::span<const Vec3> offsets) 
   ConvexXY c;
   c.count_ = std::min(k - 1, kMaxVertices);  // the last point repeats the first
   AS_CHECK(c.count_ >= 3, "ConvexXY::SweptRect: degenerate hull");
+  c.lo_x_ = c.hi_x_ = hull[0].x;
+  c.lo_y_ = c.hi_y_ = hull[0].y;
   for (int i = 0; i < c.count_; ++i) {
     c.x_[i] = hull[i].x;
     c.y_[i] = hull[i].y;
+    c.lo_x_ = std::min(c.lo_x_, hull[i].x);
+    c.hi_x_ = std::max(c.hi_x_, hull[i].x);
+    c.lo_y_ = std::min(c.lo_y_, hull[i].y);
+    c.hi_y_ = std::max(c.hi_y_, hull[i].y);
   }
   for (int i = 0; i < c.count_; ++i) {
     const int j = (i + 1) % c.count_;
@@ -81,15 +87,8 @@ bool ConvexXY::Contains(const Bounds& box) const {
 // Separating axes of a convex polygon and a rectangle: X, Y and the polygon's edge normals.
 bool ConvexXY::Intersects(const Bounds& box, float slack) const {
   if (count_ == 0) return false;
-  float lo_x = x_[0], hi_x = x_[0], lo_y = y_[0], hi_y = y_[0];
-  for (int i = 1; i < count_; ++i) {
-    lo_x = std::min(lo_x, x_[i]);
-    hi_x = std::max(hi_x, x_[i]);
-    lo_y = std::min(lo_y, y_[i]);
-    hi_y = std::max(hi_y, y_[i]);
-  }
-  if (box.mins.x > hi_x + slack || box.maxs.x < lo_x - slack) return false;
-  if (box.mins.y > hi_y + slack || box.maxs.y < lo_y - slack) return false;
+  if (box.mins.x > hi_x_ + slack || box.maxs.x < lo_x_ - slack) return false;
+  if (box.mins.y > hi_y_ + slack || box.maxs.y < lo_y_ - slack) return false;
   for (int i = 0; i < count_; ++i) {  // the corner nearest along each outward normal
     const float nx = nx_[i] > 0 ? box.mins.x : box.maxs.x;
     const float ny = ny_[i] > 0 ? box.mins.y : box.maxs.y;

@@ -43,6 +43,8 @@ class ConvexXY {
   float nx_[kMaxVertices] = {};
   float ny_[kMaxVertices] = {};
   float d_[kMaxVertices] = {};
+  // The vertices' XY bounds, the first two separating axes (Intersects runs per tree node).
+  float lo_x_ = 0, hi_x_ = 0, lo_y_ = 0, hi_y_ = 0;
 };
 
 }  // namespace core

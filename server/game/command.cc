@@ -86,29 +86,28 @@ Region World::RegionOf(EntityId player, const UserCmd& cmd) const {
                                                .Expanded(kTelefragMargin)
                                                .Expanded(kMaxEntitySize);
   }
+  if (!fire || (weapon != kWeaponRocketLauncher && weapon != kWeaponShotgun)) return r;
   // Every eye the player can have after the move: `core` holds every box it can occupy, so
   // its origin stays within `core` shrunk by the player's box.
   const Vec3 eye{0, 0, kEyeHeight};
   const Bounds eyes{core.mins - kPlayerMins + eye, core.maxs - kPlayerMaxs + eye};
   const Vec3 margin{kRegionMargin, kRegionMargin, kRegionMargin};
-  if (fire && weapon == kWeaponRocketLauncher) {
+  Vec3 forward, right, up;
+  AngleVectors(ExecutedViewAngles(cmd), &forward, &right, &up);
+  if (weapon == kWeaponRocketLauncher) {
     // The rocket leaves an eye along the aim and flies at most kRocketLaunchOffset +
     // kRocketLaunchFlight units inside the command, so it explodes (if it does) in the eyes' box
     // swept that far along the aim; the splash reaches kRocketSplashRadius around that point.
-    Vec3 forward, right, up;
-    AngleVectors(ExecutedViewAngles(cmd), &forward, &right, &up);
     Bounds flight = eyes;
     flight.Add(Bounds{eyes.mins + forward * (kRocketLaunchOffset + kRocketLaunchFlight),
                       eyes.maxs + forward * (kRocketLaunchOffset + kRocketLaunchFlight)});
     r.action = ActionKind::kExpandedBox;
     r.action_box = flight.Expanded(kRocketSplashRadius).Expanded(kMaxEntitySize + margin);
-  } else if (fire && weapon == kWeaponShotgun) {
+  } else {  // the shotgun
     // The pellets leave from the eye (inside `core`) within a square cone of half-width
     // kShotgunSpread around the aim; the box is `core` swept by the cone's corner rays.
     // If one wall face blocks every pellet from anywhere in `core` (the map is static, so this
     // needs no lock), the box ends at that face; else it runs to the end of the world.
-    Vec3 forward, right, up;
-    AngleVectors(ExecutedViewAngles(cmd), &forward, &right, &up);
     Vec3 corners[4];
     int n = 0;
     for (float a : {-kShotgunSpread, kShotgunSpread}) {
