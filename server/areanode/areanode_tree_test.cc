@@ -436,6 +436,14 @@ TEST_CASE("QuerySegment finds what the segment meets and reads only nodes near i
 TEST_CASE("LeavesTouching with a shape keeps the box's leaves that meet the shape", "[areanode]") {
   for (int depth = areanode::kMinDepth; depth <= areanode::kMaxDepth; ++depth) {
     AreanodeTree tree(kWorld, depth, 1);
+    for (int n = 0; n < tree.node_count(); ++n) {  // Node::region is the extended region in XY
+      const Bounds want = ExtendedRegion(tree, n, kWorld);
+      const Bounds& got = tree.node(n).region;
+      for (int a = 0; a < 2; ++a) {
+        REQUIRE(got.mins[a] == (std::isinf(want.mins[a]) ? -areanode::kOpenFace : want.mins[a]));
+        REQUIRE(got.maxs[a] == (std::isinf(want.maxs[a]) ? areanode::kOpenFace : want.maxs[a]));
+      }
+    }
     BoxMaker maker(tree, kWorld, 700 + depth);
     std::vector<int> leaves;
     for (int k = 0; k < 300; ++k) {
@@ -449,10 +457,7 @@ TEST_CASE("LeavesTouching with a shape keeps the box's leaves that meet the shap
       tree.LeavesTouching(q, shape, slack, &leaves);
       std::vector<int> want;
       for (int leaf : BruteTouching(tree, q, kWorld, true)) {
-        const Node& node = tree.node(tree.LeafNode(leaf));
-        REQUIRE(node.region.mins.x == (std::isinf(ExtendedRegion(tree, tree.LeafNode(leaf), kWorld).mins.x)
-                                           ? -areanode::kOpenFace : node.bounds.mins.x));
-        if (shape.Intersects(node.region, slack)) want.push_back(leaf);
+        if (shape.Intersects(tree.node(tree.LeafNode(leaf)).region, slack)) want.push_back(leaf);
       }
       REQUIRE(leaves == want);
     }
