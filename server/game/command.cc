@@ -51,15 +51,21 @@ bool Touches(const Bounds& box, const std::vector<Bounds>& brushes) {
 }  // namespace
 
 // Every box the player can occupy during the command: its box grown by a bound on the distance
-// it can cover (speed bound x duration, plus per sub-step stair lifts and ground snaps).
+// it can cover. That is the speed bound x duration, and in Z also the per sub-step stair lifts
+// and ground snaps: those traces are vertical (pmove.cc), so they move nothing in X or Y; every
+// other trace runs along the velocity, whose length the speed bound caps (clipping against a
+// plane never lengthens it), so a path in X/Y is no longer than speed x time. A pad sets the
+// velocity after a sub-step's move, so its speed counts only for a command of two or more.
 Bounds World::MoveCore(const Edict& p, const UserCmd& cmd) const {
   const float t = cmd.duration_ms * 0.001f;
   const int n = Substeps(cmd.duration_ms);
-  const float base = std::max({Length(p.velocity), max_pad_speed_, kMaxSpeed});
+  const float pad = n > 1 ? max_pad_speed_ : 0.0f;
+  const float base = std::max({Length(p.velocity), pad, kMaxSpeed});
   float vmax = base + kJumpSpeed + (kAccelerate * kMaxSpeed + kGravity) * t + kAirWishSpeedCap * n;
   vmax = std::min(vmax, kMaxVelocity * 1.7321f);
-  const float reach = vmax * t + n * (kStepSize + 4) + 2;
-  return Bounds::At(p.origin, kPlayerMins, kPlayerMaxs).Expanded(reach);
+  const float flat = vmax * t + 2;
+  const float lifts = n * (kStepSize + 4);
+  return Bounds::At(p.origin, kPlayerMins, kPlayerMaxs).Expanded(Vec3{flat, flat, flat + lifts});
 }
 
 Region World::RegionOf(EntityId player, const UserCmd& cmd) const {

@@ -265,7 +265,7 @@ TEST_CASE("RegionOf declares the action kind and boxes") {
   CHECK(!r.NeedsWholeMap(false));
   CHECK(r.teleport_count == 0);
   CHECK(r.move_box.Contains(w->BoxOf(a)));
-  CHECK(r.move_box.Size().x < 2 * (16 + 64 + 50));  // small: ~25 units of travel + 24 of steps
+  CHECK(r.move_box.Size().x < 2 * (16 + 32 + 28));  // ~27 units of travel, grown by an entity
 
   cmd.buttons = kButtonAttack;  // shotgun: directional, towards +x (yaw 0)
   r = w->RegionOf(a, cmd);
@@ -296,6 +296,35 @@ TEST_CASE("RegionOf declares the action kind and boxes") {
   r = w->RegionOf(a, cmd);
   REQUIRE(r.teleport_count == 1);
   CHECK(r.teleport_boxes[0].Contains(Bounds{Vec3{1000, 0, 24} + kPlayerMins, Vec3{1000, 0, 24} + kPlayerMaxs}));
+}
+
+// A move box is grown in X and Y by speed x time only: the stair lifts and ground snaps are
+// vertical traces. A pad sets the velocity after a sub-step's move, so it can speed up only a
+// command of two or more sub-steps.
+TEST_CASE("a move box grows by stair lifts only in Z, and by a pad's speed only past one sub-step") {
+  auto plain = Arena();
+  auto padded = Arena(std::move(testing::TestMap().JumpPad({900, -32, 0}, {964, 32, 8}, {0, 0, 1200})));
+  const EntityId a = testing::JoinOrDie(plain.world.get(), "a");
+  const EntityId b = testing::JoinOrDie(padded.world.get(), "b");
+  auto move_box = [](World* w, EntityId p, int duration_ms) {
+    testing::Place(w, p, {-500, 0, kStandZ});  // far from the pad
+    UserCmd cmd;
+    cmd.sequence = w->Get(p).last_cmd_sequence + 1;
+    cmd.duration_ms = static_cast<uint16_t>(duration_ms);
+    return w->RegionOf(p, cmd).move_box;
+  };
+  for (const int ms : {1, 33, 50}) {
+    INFO(ms << " ms");
+    const Bounds box = move_box(plain.world.get(), a, ms);
+    CHECK(box.Size().x == Approx(box.Size().y));
+    // Z: the player is 24 units taller than wide, the entity margin 24 more, and a sub-step's
+    // lift and snap (kStepSize + 4) on each side.
+    CHECK(box.Size().z - box.Size().x == Approx(24 + 2 * 24 + 2 * (kStepSize + 4)).margin(1e-3));
+    CHECK(move_box(padded.world.get(), b, ms).Size().x == Approx(box.Size().x));  // the pad is moot
+  }
+  const Bounds slow = move_box(plain.world.get(), a, 100);
+  const Bounds thrown = move_box(padded.world.get(), b, 100);  // two sub-steps
+  CHECK(thrown.Size().x > slow.Size().x + 2 * 0.05f * (1200 - kMaxSpeed));
 }
 
 // Under the region check every entity a pellet's query returns must lie inside the region, so
