@@ -36,7 +36,7 @@ cxxopts::Options MakeReplayOptions() {
     ("rebalance-threshold", "--assign locality: move leaves when (most - fewest) players per thread exceeds this share of the mean",
      cxxopts::value<double>()->default_value("0.1"))
     ("migrate-margin", "--assign locality: hysteresis in units, as the server's", cxxopts::value<float>()->default_value("64"))
-    ("areanode-depth", "Areanode tree depth (1..8): 2^depth leaves to lock", cxxopts::value<int>()->default_value("4"))
+    ("areanode-depth", "Areanode tree depth (1..10): 2^depth leaves to lock", cxxopts::value<int>()->default_value("4"))
     ("interest-radius", "Snapshot interest radius in units (as the server's)", cxxopts::value<float>()->default_value("2048"))
     ("from-tick", "Reach this log tick untimed and serially (from the newest backup at or before it, or the "
                   "initial world), then time the ticks after it", cxxopts::value<uint64_t>()->default_value("0"))

@@ -107,7 +107,7 @@ cxxopts::Options MakeOptions() {
                 "areanode (leaf locks of the move box; long-range actions lock all leaves), "
                 "areanode-opt (projectiles lock an expanded box, hitscan a directional box)",
      cxxopts::value<std::string>()->default_value("areanode-opt"))
-    ("areanode-depth", "Areanode tree depth (1..8): 2^depth leaves to lock", cxxopts::value<int>()->default_value("4"))
+    ("areanode-depth", "Areanode tree depth (1..10): 2^depth leaves to lock", cxxopts::value<int>()->default_value("4"))
     ("frame-mode", "fixed: every worker in every frame at --tick-hz; request: the first thread "
                    "that sees a request becomes master of the frame (the paper's server)",
      cxxopts::value<std::string>()->default_value("fixed"))

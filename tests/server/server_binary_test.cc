@@ -106,7 +106,7 @@ TEST_CASE("bad --replay-threads values exit 2 with an error naming the flag and 
   std::remove(err.c_str());
 }
 
-TEST_CASE("bad --assign locality flags exit 2 with an error naming the flag") {
+TEST_CASE("bad --assign locality and --areanode-depth flags exit 2 with an error naming the flag") {
   const std::string err = "/tmp/aftershock_binary_test_" + std::to_string(getpid()) + ".err";
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"--assign", "nearest"}, "--assign must be block, round-robin or locality"},
@@ -115,6 +115,8 @@ TEST_CASE("bad --assign locality flags exit 2 with an error naming the flag") {
       {{"--rebalance-threshold", "-1"}, "--rebalance-threshold must be in [0, 100]"},
       {{"--migrate-margin", "-5"}, "--migrate-margin must be in [0, 65536]"},
       {{"--migrate-margin", "wide"}, "migrate-margin"},
+      {{"--areanode-depth", "0"}, "--areanode-depth must be 1..10"},
+      {{"--areanode-depth", "11"}, "--areanode-depth must be 1..10"},
   };
   for (const auto& [flags, message] : cases) {
     std::vector<std::string> argv = {AS_SERVER_BIN, "--data-dir", ""};
