@@ -149,3 +149,22 @@ TEST_CASE("players crowding one thread's part move leaves to the other thread") 
   CHECK(on_one <= 14);
   for (int part = 0; part < 2; ++part) CHECK(a.partition().Connected(part));
 }
+
+// The server's --areanode-depth defaults to 1,024 leaves under --assign locality (the threads
+// share fewer leaves the finer they are) and stays at the paper's 16 otherwise, unless given.
+TEST_CASE("the server's areanode depth defaults to 10 under --assign locality, else 4, unless given") {
+  auto depth = [](std::vector<std::string> args) {
+    args.insert(args.begin(), "aftershock-server");
+    std::vector<const char*> argv;
+    for (const std::string& a : args) argv.push_back(a.c_str());
+    sv::ServerOptions o;
+    REQUIRE(sv::ParseServerOptions(static_cast<int>(argv.size()), argv.data(), &o).outcome ==
+            sv::ParseOutcome::kRun);
+    return o.areanode_depth;
+  };
+  CHECK(depth({}) == 4);
+  CHECK(depth({"--assign", "block"}) == 4);
+  CHECK(depth({"--assign", "locality"}) == 10);
+  CHECK(depth({"--assign", "locality", "--areanode-depth", "8"}) == 8);
+  CHECK(depth({"--areanode-depth", "7"}) == 7);
+}

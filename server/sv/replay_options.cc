@@ -36,7 +36,8 @@ cxxopts::Options MakeReplayOptions() {
     ("rebalance-threshold", "--assign locality: move leaves when (most - fewest) players per thread exceeds this share of the mean",
      cxxopts::value<double>()->default_value("0.1"))
     ("migrate-margin", "--assign locality: hysteresis in units, as the server's", cxxopts::value<float>()->default_value("64"))
-    ("areanode-depth", "Areanode tree depth (1..10): 2^depth leaves to lock", cxxopts::value<int>()->default_value("4"))
+    ("areanode-depth", "Areanode tree depth (1..10): 2^depth leaves to lock (default: 4, or 10 with "
+                       "--assign locality, as the server's)", cxxopts::value<int>())
     ("interest-radius", "Snapshot interest radius in units (as the server's)", cxxopts::value<float>()->default_value("2048"))
     ("from-tick", "Reach this log tick untimed and serially (from the newest backup at or before it, or the "
                   "initial world), then time the ticks after it", cxxopts::value<uint64_t>()->default_value("0"))
@@ -105,7 +106,7 @@ ParseResult ParseReplayOptions(int argc, const char* const* argv, ReplayOptions*
     o.rebalance_s = r["rebalance-s"].as<double>();
     o.rebalance_threshold = r["rebalance-threshold"].as<double>();
     o.migrate_margin = r["migrate-margin"].as<float>();
-    o.areanode_depth = r["areanode-depth"].as<int>();
+    o.areanode_depth = r.count("areanode-depth") ? r["areanode-depth"].as<int>() : DefaultAreanodeDepth(o.assign);
     o.interest_radius = r["interest-radius"].as<float>();
     o.from_tick = r["from-tick"].as<uint64_t>();
     if (r.count("to-tick")) o.to_tick = r["to-tick"].as<uint64_t>();

@@ -47,6 +47,10 @@ const char* AssignmentName(Assignment a) {
   return "?";
 }
 
+int DefaultAreanodeDepth(Assignment assign) {
+  return assign == Assignment::kLocality ? kLocalityAreanodeDepth : areanode::kDefaultDepth;
+}
+
 bool ParseAssignmentName(std::string_view name, Assignment* out) {
   for (Assignment a : {Assignment::kBlock, Assignment::kRoundRobin, Assignment::kLocality}) {
     if (name == AssignmentName(a)) {
@@ -107,7 +111,8 @@ cxxopts::Options MakeOptions() {
                 "areanode (leaf locks of the move box; long-range actions lock all leaves), "
                 "areanode-opt (projectiles lock an expanded box, hitscan a directional box)",
      cxxopts::value<std::string>()->default_value("areanode-opt"))
-    ("areanode-depth", "Areanode tree depth (1..10): 2^depth leaves to lock", cxxopts::value<int>()->default_value("4"))
+    ("areanode-depth", "Areanode tree depth (1..10): 2^depth leaves to lock (default: 4, or 10 with "
+                       "--assign locality)", cxxopts::value<int>())
     ("frame-mode", "fixed: every worker in every frame at --tick-hz; request: the first thread "
                    "that sees a request becomes master of the frame (the paper's server)",
      cxxopts::value<std::string>()->default_value("fixed"))
@@ -269,7 +274,6 @@ ParseResult ParseServerOptions(int argc, const char* const* argv, ServerOptions*
     } else {
       o.threads = o.locking == LockingScheme::kSequential ? 1 : HardwareThreads();
     }
-    o.areanode_depth = r["areanode-depth"].as<int>();
     const std::string mode = r["frame-mode"].as<std::string>();
     if (mode == "fixed") o.frame_mode = FrameMode::kFixed;
     else if (mode == "request") o.frame_mode = FrameMode::kRequest;
@@ -277,6 +281,7 @@ ParseResult ParseServerOptions(int argc, const char* const* argv, ServerOptions*
     o.tick_hz = r["tick-hz"].as<int>();
     const std::string assign = r["assign"].as<std::string>();
     if (!ParseAssignmentName(assign, &o.assign)) return Error("--assign must be block, round-robin or locality, not '" + assign + "'", help);
+    o.areanode_depth = r.count("areanode-depth") ? r["areanode-depth"].as<int>() : DefaultAreanodeDepth(o.assign);
     o.rebalance_s = r["rebalance-s"].as<double>();
     o.rebalance_threshold = r["rebalance-threshold"].as<double>();
     o.migrate_margin = r["migrate-margin"].as<float>();
