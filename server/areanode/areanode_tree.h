@@ -55,7 +55,7 @@ using EntityId = int32_t;
 
 constexpr int kMinDepth = 1;
 // 1,024 leaves. Locality assignment shares fewer leaves the finer they are (docs/architecture.md,
-// "Locality-aware assignment"); a rebalance of 1,024 leaves takes under a millisecond.
+// "Locality assignment"); a rebalance of 1,024 leaves takes under a millisecond.
 constexpr int kMaxDepth = 10;
 constexpr int kDefaultDepth = 4;
 
