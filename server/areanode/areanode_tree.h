@@ -54,8 +54,8 @@ using core::Bounds;
 using EntityId = int32_t;
 
 constexpr int kMinDepth = 1;
-// 1,024 leaves. Locality assignment shares fewer leaves the finer they are (docs/architecture.md,
-// "Locality assignment"); a rebalance of 1,024 leaves takes under a millisecond.
+// 1,024 leaves. Locality assignment shares fewer leaves the finer they are, and rebalances 1,024
+// leaves in under a millisecond (docs/architecture.md, "Locality assignment", with the commands).
 constexpr int kMaxDepth = 10;
 constexpr int kDefaultDepth = 4;
 

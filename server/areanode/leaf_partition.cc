@@ -61,17 +61,16 @@ void LeafPartition::Grow(std::span<const uint32_t> load) {
   const int leaves = leaf_count();
   AS_CHECK(static_cast<int>(load.size()) == leaves, "LeafPartition::Grow: one load per leaf");
   owner_.assign(static_cast<size_t>(leaves), -1);
-  const std::vector<int>& seed = seeds_;
   std::vector<uint64_t> part_load(static_cast<size_t>(parts_), 0);
-  for (int p = 0; p < static_cast<int>(seed.size()); ++p) {
-    owner_[seed[p]] = p;
-    part_load[p] += load[seed[p]];
+  for (int p = 0; p < static_cast<int>(seeds_.size()); ++p) {
+    owner_[seeds_[p]] = p;
+    part_load[p] += load[seeds_[p]];
   }
   // Growth: the lightest part with an unowned neighbour takes the one nearest its seed.
   std::vector<bool> stuck(static_cast<size_t>(parts_), false);
-  for (int owned = static_cast<int>(seed.size()); owned < leaves;) {
+  for (int owned = static_cast<int>(seeds_.size()); owned < leaves;) {
     int part = -1;
-    for (int p = 0; p < static_cast<int>(seed.size()); ++p) {
+    for (int p = 0; p < static_cast<int>(seeds_.size()); ++p) {
       if (!stuck[p] && (part < 0 || part_load[p] < part_load[part])) part = p;
     }
     AS_CHECK(part >= 0, "LeafPartition::Grow: the leaf graph is not connected");
@@ -81,7 +80,7 @@ void LeafPartition::Grow(std::span<const uint32_t> load) {
       if (owner_[l] != part) continue;
       for (int n : neighbours_[l]) {
         if (owner_[n] >= 0) continue;
-        const float d = Distance2(centre_[n], centre_[seed[part]]);
+        const float d = Distance2(centre_[n], centre_[seeds_[part]]);
         if (take < 0 || d < take_d || (d == take_d && n < take)) take = n, take_d = d;
       }
     }

@@ -317,9 +317,11 @@ TEST_CASE("a move box grows by stair lifts only in Z, and by a pad's speed only 
     INFO(ms << " ms");
     const Bounds box = move_box(plain.world.get(), a, ms);
     CHECK(box.Size().x == Approx(box.Size().y));
-    // Z: the player is 24 units taller than wide, the entity margin 24 more, and a sub-step's
+    // Z: the player is taller than wide, so is the entity margin on each side, and a sub-step's
     // lift and snap (kStepSize + 4) on each side.
-    CHECK(box.Size().z - box.Size().x == Approx(24 + 2 * 24 + 2 * (kStepSize + 4)).margin(1e-3));
+    const Vec3 player = kPlayerMaxs - kPlayerMins;
+    const float taller = (player.z - player.x) + 2 * (kMaxEntitySize.z - kMaxEntitySize.x);
+    CHECK(box.Size().z - box.Size().x == Approx(taller + 2 * (kStepSize + 4)).margin(1e-3));
     CHECK(move_box(padded.world.get(), b, ms).Size().x == Approx(box.Size().x));  // the pad is moot
   }
   const Bounds slow = move_box(plain.world.get(), a, 100);

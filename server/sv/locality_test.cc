@@ -1,14 +1,18 @@
 // LocalityAssignment on a real World: a player runs on the owner of its leaf, migrates once when
 // it walks deep into another thread's leaves, does not bounce while it walks along a border, and
-// the leaves are rebalanced when players crowd one thread's part.
+// the leaves are rebalanced when players crowd one thread's part; and the tree depth the server
+// and aftershock-replay default to under --assign locality.
 #include "server/sv/locality.h"
 
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "server/game/game_test_util.h"
+#include "server/sv/replay_options.h"
+#include "server/sv/server_options.h"
 
 namespace gt = game::testing;
 
@@ -150,21 +154,33 @@ TEST_CASE("players crowding one thread's part move leaves to the other thread") 
   for (int part = 0; part < 2; ++part) CHECK(a.partition().Connected(part));
 }
 
-// The server's --areanode-depth defaults to 1,024 leaves under --assign locality (the threads
-// share fewer leaves the finer they are) and stays at the paper's 16 otherwise, unless given.
-TEST_CASE("the server's areanode depth defaults to 10 under --assign locality, else 4, unless given") {
-  auto depth = [](std::vector<std::string> args) {
-    args.insert(args.begin(), "aftershock-server");
+// Both binaries' --areanode-depth defaults to 1,024 leaves under --assign locality (the threads
+// share fewer leaves the finer they are) and stays at the paper's 16 otherwise, unless given;
+// aftershock-replay follows the server.
+TEST_CASE("the areanode depth defaults to 10 under --assign locality, else 4, unless given") {
+  // The depth `parse` leaves in `options` for the command line `args` (program name first).
+  auto depth = [](auto parse, auto options, std::vector<std::string> args) {
     std::vector<const char*> argv;
     for (const std::string& a : args) argv.push_back(a.c_str());
-    sv::ServerOptions o;
-    REQUIRE(sv::ParseServerOptions(static_cast<int>(argv.size()), argv.data(), &o).outcome ==
-            sv::ParseOutcome::kRun);
-    return o.areanode_depth;
+    REQUIRE(parse(static_cast<int>(argv.size()), argv.data(), &options).outcome == sv::ParseOutcome::kRun);
+    return options.areanode_depth;
   };
-  CHECK(depth({}) == 4);
-  CHECK(depth({"--assign", "block"}) == 4);
-  CHECK(depth({"--assign", "locality"}) == 10);
-  CHECK(depth({"--assign", "locality", "--areanode-depth", "8"}) == 8);
-  CHECK(depth({"--areanode-depth", "7"}) == 7);
+  const std::vector<std::pair<std::vector<std::string>, int>> cases = {
+      {{}, 4},
+      {{"--assign", "block"}, 4},
+      {{"--assign", "round-robin"}, 4},
+      {{"--assign", "locality"}, 10},
+      {{"--assign", "locality", "--areanode-depth", "8"}, 8},
+      {{"--assign", "locality", "--areanode-depth", "6"}, 6},
+      {{"--areanode-depth", "7"}, 7},
+      {{"--areanode-depth", "9"}, 9},
+  };
+  for (const auto& [args, want] : cases) {
+    INFO(args.size() << " arguments, want depth " << want);
+    std::vector<std::string> server = {"aftershock-server"}, replay = {"aftershock-replay", "--data-dir", "d"};
+    server.insert(server.end(), args.begin(), args.end());
+    replay.insert(replay.end(), args.begin(), args.end());
+    CHECK(depth(sv::ParseServerOptions, sv::ServerOptions{}, server) == want);
+    CHECK(depth(sv::ParseReplayOptions, sv::ReplayOptions{}, replay) == want);
+  }
 }

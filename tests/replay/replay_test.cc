@@ -217,23 +217,6 @@ TEST_CASE("replay with locality assignment runs every command on the owner of it
   fs::remove_all(dir);
 }
 
-TEST_CASE("replay's areanode depth defaults to 10 under --assign locality, else 4, unless given") {
-  auto depth = [](std::vector<std::string> args) {
-    args.insert(args.begin(), {"aftershock-replay", "--data-dir", "d"});
-    std::vector<const char*> argv;
-    for (const std::string& a : args) argv.push_back(a.c_str());
-    sv::ReplayOptions o;
-    REQUIRE(sv::ParseReplayOptions(static_cast<int>(argv.size()), argv.data(), &o).outcome ==
-            sv::ParseOutcome::kRun);
-    return o.areanode_depth;
-  };
-  CHECK(depth({}) == 4);
-  CHECK(depth({"--assign", "round-robin"}) == 4);
-  CHECK(depth({"--assign", "locality"}) == 10);
-  CHECK(depth({"--assign", "locality", "--areanode-depth", "6"}) == 6);
-  CHECK(depth({"--areanode-depth", "9"}) == 9);
-}
-
 TEST_CASE("replay refuses bad flags with a clear message") {
   auto parse = [](std::vector<std::string> args) {
     args.insert(args.begin(), "aftershock-replay");
