@@ -1,7 +1,8 @@
 // LocalityAssignment on a real World: a player runs on the owner of its leaf, migrates once when
 // it walks deep into another thread's leaves, does not bounce while it walks along a border, and
 // the leaves are rebalanced when players crowd one thread's part; and the tree depth the server
-// and aftershock-replay default to under --assign locality.
+// and aftershock-replay default to under --assign locality; and how its players spread over the
+// worker ports.
 #include "server/sv/locality.h"
 
 #include <catch2/catch.hpp>
@@ -183,4 +184,18 @@ TEST_CASE("the areanode depth defaults to 10 under --assign locality, else 4, un
     CHECK(depth(sv::ParseServerOptions, sv::ServerOptions{}, server) == want);
     CHECK(depth(sv::ParseReplayOptions, sv::ReplayOptions{}, replay) == want);
   }
+}
+
+// Under locality the port only sends a player's replies, so the ports are dealt round-robin: a
+// server a quarter full still spreads its players over every worker's port. Block keeps the
+// paper's contiguous ranges.
+TEST_CASE("locality deals session slots to the worker ports round-robin at any fill") {
+  constexpr int kThreads = 4, kMaxPlayers = 64;
+  std::vector<int> locality(kThreads, 0), block(kThreads, 0);
+  for (int slot = 0; slot < kMaxPlayers / 4; ++slot) {
+    ++locality[sv::WorkerForSlot(sv::Assignment::kLocality, slot, kThreads, kMaxPlayers)];
+    ++block[sv::WorkerForSlot(sv::Assignment::kBlock, slot, kThreads, kMaxPlayers)];
+  }
+  CHECK(locality == std::vector<int>{4, 4, 4, 4});
+  CHECK(block == std::vector<int>{16, 0, 0, 0});
 }

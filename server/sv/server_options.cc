@@ -72,7 +72,9 @@ std::string ResolveVisCacheDir(const std::string& flag, const std::string& fallb
 }
 
 int WorkerForSlot(Assignment assign, int slot, int threads, int max_players) {
-  if (assign == Assignment::kRoundRobin) return slot % threads;
+  // Locality: the port only sends the player's replies, so spread the ports evenly at every fill
+  // level; block's would put every reply of a half-full server on worker 0.
+  if (assign == Assignment::kRoundRobin || assign == Assignment::kLocality) return slot % threads;
   return static_cast<int>(static_cast<int64_t>(slot) * threads / max_players);
 }
 

@@ -33,7 +33,7 @@ enum class Assignment : uint8_t {
   kBlock,       // session slot s goes to worker s * threads / max_players (the paper's)
   kRoundRobin,  // session slot s goes to worker s % threads
   kLocality,    // the worker that owns the areanode leaves the player stands in runs its commands
-                // (locality.h); its connection stays on the block assignment's port
+                // (locality.h); its connection stays on the round-robin assignment's port
 };
 
 struct ServerOptions {
@@ -104,7 +104,8 @@ int DefaultAreanodeDepth(Assignment assign);
 // home; anything else is that directory.
 std::string ResolveVisCacheDir(const std::string& flag, const std::string& fallback);
 // The worker thread whose port serves session slot `slot` (0 <= slot < max_players) under
-// `assign` (locality: the block assignment's; the commands may then run on another thread).
+// `assign` (locality: the round-robin assignment's, so the reply work is even at any number of
+// players; the commands may then run on another thread).
 int WorkerForSlot(Assignment assign, int slot, int threads, int max_players);
 // --assign locality's knobs (locality.h), the rebalance period in ticks.
 struct LocalityOptions {
