@@ -54,9 +54,10 @@ using core::Bounds;
 using EntityId = int32_t;
 
 constexpr int kMinDepth = 1;
-// 1,024 leaves. Locality assignment shares fewer leaves the finer they are, and rebalances 1,024
-// leaves in under a millisecond (docs/architecture.md, "Locality assignment", with the commands).
-constexpr int kMaxDepth = 10;
+// 4,096 leaves. Locality assignment shares fewer leaves the finer they are, and rebalances 4,096
+// leaves in a few milliseconds once a second (docs/architecture.md, "Locality assignment", with
+// the commands).
+constexpr int kMaxDepth = 12;
 constexpr int kDefaultDepth = 4;
 
 struct Node {

@@ -1,5 +1,5 @@
 // Tests for AreanodeTree: shape, link placement, and every query checked against brute force
-// over random boxes (straddling planes, outside the world, zero-size) at depths 1..10.
+// over random boxes (straddling planes, outside the world, zero-size) at depths 1..12.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
@@ -363,16 +363,16 @@ TEST_CASE("CheckParams rejects bad worlds, depths and entity counts", "[areanode
   const float nan = std::numeric_limits<float>::quiet_NaN();
   REQUIRE(AreanodeTree::CheckParams(kWorld, 4, 512).ok());
   REQUIRE(AreanodeTree::CheckParams(kWorld, 1, 0).ok());
-  REQUIRE(AreanodeTree::CheckParams(kWorld, 10, 512).ok());
+  REQUIRE(AreanodeTree::CheckParams(kWorld, 12, 512).ok());
   REQUIRE_FALSE(AreanodeTree::CheckParams(kWorld, 0, 512).ok());
-  REQUIRE_FALSE(AreanodeTree::CheckParams(kWorld, 11, 512).ok());
+  REQUIRE_FALSE(AreanodeTree::CheckParams(kWorld, 13, 512).ok());
   REQUIRE_FALSE(AreanodeTree::CheckParams(kWorld, 4, -1).ok());
   REQUIRE_FALSE(AreanodeTree::CheckParams(Bounds::Empty(), 4, 512).ok());
   REQUIRE_FALSE(AreanodeTree::CheckParams(Bounds{{nan, 0, 0}, {1, 1, 1}}, 4, 512).ok());
   REQUIRE_FALSE(AreanodeTree::CheckParams(Bounds{{0, 0, 0}, {kInf, 1, 1}}, 4, 512).ok());
-  const core::Status s = AreanodeTree::CheckParams(kWorld, 12, 512);
+  const core::Status s = AreanodeTree::CheckParams(kWorld, 13, 512);
   REQUIRE(s.code() == core::Status::Code::kInvalidArgument);
-  REQUIRE(s.message().find("depth 12") != std::string::npos);
+  REQUIRE(s.message().find("depth 13") != std::string::npos);
 }
 
 namespace {

@@ -155,10 +155,10 @@ TEST_CASE("players crowding one thread's part move leaves to the other thread") 
   for (int part = 0; part < 2; ++part) CHECK(a.partition().Connected(part));
 }
 
-// Both binaries' --areanode-depth defaults to 1,024 leaves under --assign locality (the threads
+// Both binaries' --areanode-depth defaults to 2,048 leaves under --assign locality (the threads
 // share fewer leaves the finer they are) and stays at the paper's 16 otherwise, unless given;
 // aftershock-replay follows the server.
-TEST_CASE("the areanode depth defaults to 10 under --assign locality, else 4, unless given") {
+TEST_CASE("the areanode depth defaults to 11 under --assign locality, else 4, unless given") {
   // The depth `parse` leaves in `options` for the command line `args` (program name first).
   auto depth = [](auto parse, auto options, std::vector<std::string> args) {
     std::vector<const char*> argv;
@@ -170,11 +170,12 @@ TEST_CASE("the areanode depth defaults to 10 under --assign locality, else 4, un
       {{}, 4},
       {{"--assign", "block"}, 4},
       {{"--assign", "round-robin"}, 4},
-      {{"--assign", "locality"}, 10},
+      {{"--assign", "locality"}, 11},
       {{"--assign", "locality", "--areanode-depth", "8"}, 8},
       {{"--assign", "locality", "--areanode-depth", "6"}, 6},
       {{"--areanode-depth", "7"}, 7},
       {{"--areanode-depth", "9"}, 9},
+      {{"--assign", "locality", "--areanode-depth", "12"}, 12},
   };
   for (const auto& [args, want] : cases) {
     INFO(args.size() << " arguments, want depth " << want);

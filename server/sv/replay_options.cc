@@ -36,7 +36,7 @@ cxxopts::Options MakeReplayOptions() {
     ("rebalance-threshold", "--assign locality: move leaves when (most - fewest) players per thread exceeds this share of the mean",
      cxxopts::value<double>()->default_value("0.1"))
     ("migrate-margin", "--assign locality: hysteresis in units, as the server's", cxxopts::value<float>()->default_value("64"))
-    ("areanode-depth", "Areanode tree depth (1..10): 2^depth leaves to lock (default: 4, or 10 with "
+    ("areanode-depth", "Areanode tree depth (1..12): 2^depth leaves to lock (default: 4, or 11 with "
                        "--assign locality, as the server's)", cxxopts::value<int>())
     ("interest-radius", "Snapshot interest radius in units (as the server's)", cxxopts::value<float>()->default_value("2048"))
     ("from-tick", "Reach this log tick untimed and serially (from the newest backup at or before it, or the "

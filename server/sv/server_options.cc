@@ -113,7 +113,7 @@ cxxopts::Options MakeOptions() {
                 "areanode (leaf locks of the move box; long-range actions lock all leaves), "
                 "areanode-opt (projectiles lock an expanded box, hitscan a directional box)",
      cxxopts::value<std::string>()->default_value("areanode-opt"))
-    ("areanode-depth", "Areanode tree depth (1..10): 2^depth leaves to lock (default: 4, or 10 with "
+    ("areanode-depth", "Areanode tree depth (1..12): 2^depth leaves to lock (default: 4, or 11 with "
                        "--assign locality)", cxxopts::value<int>())
     ("frame-mode", "fixed: every worker in every frame at --tick-hz; request: the first thread "
                    "that sees a request becomes master of the frame (the paper's server)",

@@ -95,9 +95,9 @@ const char* AssignmentName(Assignment a);
 // The assignment AssignmentName gives `name`; false (and *out untouched) for any other text.
 bool ParseAssignmentName(std::string_view name, Assignment* out);
 // The areanode depth when --areanode-depth is not given: 4 (16 leaves, as the paper measured
-// the schemes), or 10 (1,024 leaves) under --assign locality, whose threads share fewer leaves
+// the schemes), or 11 (2,048 leaves) under --assign locality, whose threads share fewer leaves
 // the finer the leaves are (docs/architecture.md, "Locality assignment").
-inline constexpr int kLocalityAreanodeDepth = 10;
+inline constexpr int kLocalityAreanodeDepth = 11;
 int DefaultAreanodeDepth(Assignment assign);
 // The PVS cache directory a --vis-cache value names: "none" is no cache (""); "" is the user's
 // cache as XDG says (shared by every server of one map), or `fallback` on a machine without a

@@ -115,8 +115,8 @@ TEST_CASE("bad --assign locality and --areanode-depth flags exit 2 with an error
       {{"--rebalance-threshold", "-1"}, "--rebalance-threshold must be in [0, 100]"},
       {{"--migrate-margin", "-5"}, "--migrate-margin must be in [0, 65536]"},
       {{"--migrate-margin", "wide"}, "migrate-margin"},
-      {{"--areanode-depth", "0"}, "--areanode-depth must be 1..10"},
-      {{"--areanode-depth", "11"}, "--areanode-depth must be 1..10"},
+      {{"--areanode-depth", "0"}, "--areanode-depth must be 1..12"},
+      {{"--areanode-depth", "13"}, "--areanode-depth must be 1..12"},
   };
   for (const auto& [flags, message] : cases) {
     std::vector<std::string> argv = {AS_SERVER_BIN, "--data-dir", ""};

@@ -85,7 +85,7 @@ int Main(int argc, char** argv) {
     ("runs", "Runs per thread count (alternating)", cxxopts::value<int>()->default_value("3"))
     ("adaptive", "on: each tick replays the way measured faster (the server's choice); off: every "
                  "tick with enough commands on the pool", cxxopts::value<std::string>()->default_value("on"))
-    ("areanode-depth", "Areanode tree depth of the replay's leaves (1..10)", cxxopts::value<int>()->default_value("4"))
+    ("areanode-depth", "Areanode tree depth of the replay's leaves (1..12)", cxxopts::value<int>()->default_value("4"))
     ("h,help", "Print this help");
   // clang-format on
   std::string dir, map_path;
