@@ -146,6 +146,17 @@ int AreanodeTree::LeafAt(core::Vec3 p) const {
   return nodes_[n].leaf;
 }
 
+int AreanodeTree::LeafAt(core::Vec3 p, int hint) const {
+  if (hint >= 0 && hint < leaf_count_) {
+    // The descent sends a point on a split plane to the side below it, so a leaf holds its maxs
+    // faces and not its mins faces; faces on the world bounds are pushed out to kOpenFace, and
+    // only X and Y are split. A NaN fails every test and takes the descent, as it would.
+    const Bounds& r = nodes_[leaf_nodes_[hint]].region;
+    if (p.x > r.mins.x && p.x <= r.maxs.x && p.y > r.mins.y && p.y <= r.maxs.y) return hint;
+  }
+  return LeafAt(p);
+}
+
 void AreanodeTree::InsertInNode(int node_id, EntityId id, const Bounds& box) {
   std::vector<EntityId>& ids = node_ids_[node_id];
   index_in_node_[id] = static_cast<uint32_t>(ids.size());

@@ -121,6 +121,9 @@ class AreanodeTree {
   // The leaf whose region holds point `p` (on a split plane: the side below it; outside the world
   // bounds: the leaf on whose side it falls).
   int LeafAt(core::Vec3 p) const;
+  // LeafAt(p), with one box test instead of the descent when p is still in leaf `hint` (a leaf
+  // id, or -1 for none): for a caller that follows a point which rarely leaves its leaf.
+  int LeafAt(core::Vec3 p, int hint) const;
 
   // Link an unlinked entity with box `box`. Invariant: id is in range and not linked, and `box`
   // is finite with mins <= maxs (zero size allowed).

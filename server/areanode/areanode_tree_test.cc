@@ -212,6 +212,36 @@ TEST_CASE("tree shape: leaf regions tile the world", "[areanode]") {
   }
 }
 
+// The hint is a shortcut only: every point (inside, outside, on a split plane, NaN) gets the
+// leaf of the plain descent, whatever the hint (none, right, wrong, out of range).
+TEST_CASE("LeafAt with a hint finds the same leaf as the descent", "[areanode]") {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  for (int depth = areanode::kMinDepth; depth <= areanode::kMaxDepth; ++depth) {
+    AreanodeTree tree(kWorld, depth, 1);
+    std::mt19937 rng(100 + depth);
+    std::uniform_real_distribution<float> ux(kWorld.mins.x - 200, kWorld.maxs.x + 200);
+    std::uniform_real_distribution<float> uy(kWorld.mins.y - 200, kWorld.maxs.y + 200);
+    std::uniform_int_distribution<int> leaf(0, tree.leaf_count() - 1);
+    std::vector<Vec3> points = {{nan, 0, 0}, {0, nan, 0}};
+    for (int k = 0; k < 300; ++k) points.push_back({ux(rng), uy(rng), 0});
+    for (int n = 0; n < tree.node_count(); ++n) {  // on every split plane, and next to it
+      const Node& node = tree.node(n);
+      if (node.axis < 0) continue;
+      Vec3 on = node.bounds.Center();
+      on[node.axis] = node.dist;
+      points.push_back(on);
+      on[node.axis] = std::nextafter(node.dist, kInf);
+      points.push_back(on);
+    }
+    for (const Vec3& p : points) {
+      const int want = tree.LeafAt(p);
+      for (int hint : {-1, want, leaf(rng), leaf(rng), tree.leaf_count()}) {
+        REQUIRE(tree.LeafAt(p, hint) == want);
+      }
+    }
+  }
+}
+
 TEST_CASE("NodeFor: deepest node that strictly contains the box", "[areanode]") {
   for (int depth = areanode::kMinDepth; depth <= areanode::kMaxDepth; ++depth) {
     AreanodeTree tree(kWorld, depth, 1);

@@ -30,7 +30,7 @@ void LocalityAssignment::Update(const game::World& world, uint64_t tick) {
       leaf_of_[p] = -1;
       continue;
     }
-    leaf_of_[p] = tree_.LeafAt(e.origin);
+    leaf_of_[p] = tree_.LeafAt(e.origin, leaf_of_[p]);  // most players stay in last frame's leaf
     ++leaf_load_[leaf_of_[p]];
     ++players;
   }
