@@ -266,6 +266,7 @@ bool Replay::NoteClosedTick(size_t k) {
 void Replay::WorldPart(size_t k, PhaseClock* clock) {
   clock->Switch(Phase::kWorld);
   frame_start_ns_ = core::SteadyNs();
+  turn_.store(0, std::memory_order_relaxed);  // the barrier after the world part publishes it
   SumFrameCounters(executor_ptrs_, NoteClosedTick(k), &stats_);
   const LoggedTick& t = ticks_[k];
   shared_.frame_no = static_cast<uint32_t>(t.tick);
@@ -299,18 +300,35 @@ void Replay::RequestPhase(int index, const durability::TickRecord& record, Threa
   FrameExecutor& ex = *executors_[index];
   ex.BeginRequests();
   scratch->commands.clear();
+  scratch->log_index.clear();
   scratch->requesters.clear();
   const uint64_t tick = shared_.frame_no;
-  for (const durability::TickCommand& c : record.commands) {
+  for (size_t k = 0; k < record.commands.size(); ++k) {
+    const durability::TickCommand& c = record.commands[k];
     if (ThreadFor(c.player) != index) continue;
     scratch->commands.push_back(PlayerCommand{c.player, c.cmd});
+    scratch->log_index.push_back(k);
     if (requested_tick_[c.player] != tick) {
       requested_tick_[c.player] = tick;
       scratch->requesters.push_back(c.player);
       ex.CountRequest();
     }
   }
-  ex.ExecuteCommands(scratch->commands, clock);
+  if (!options_.log_order) {
+    ex.ExecuteCommands(scratch->commands, clock);
+    return;
+  }
+  // --order log: each command once every command logged before it has run (on any thread). The
+  // turn waits are counted as intra-frame wait; they are the order's, not the locks'.
+  for (size_t i = 0; i < scratch->commands.size(); ++i) {
+    const size_t k = scratch->log_index[i];
+    if (turn_.load(std::memory_order_acquire) != k) {
+      clock->Switch(Phase::kIntraWait);
+      while (turn_.load(std::memory_order_acquire) != k) std::this_thread::yield();
+    }
+    ex.ExecuteCommands(std::span<const PlayerCommand>(&scratch->commands[i], 1), clock);
+    turn_.store(k + 1, std::memory_order_release);
+  }
 }
 
 void Replay::ReplyPhase(int index, ThreadScratch* scratch, PhaseClock* clock) {
@@ -362,7 +380,7 @@ StatsReport Replay::Report() const {
   p.has_recorded_hash = has_recorded_hash_;
   p.recorded_state_hash = recorded_hash_;
   p.recorded_hash_source = has_recorded_hash_ ? kHashLogName : "none";
-  p.order_as_recorded = options_.threads == 1;
+  p.order_as_recorded = options_.threads == 1 || options_.log_order;
   p.snapshot_bytes = snapshot_bytes_;
   return r;
 }

@@ -14,7 +14,9 @@
 // player's thread (--assign: block or round-robin by slot = player id - 1, or locality by the
 // replayed positions, LocalityAssignment as the server) and let the locks order the rest, as the live
 // server did: conflicting commands may then run in another order than logged and the state
-// may differ (docs/recovery.md, "Replaying a trace").
+// may differ (docs/recovery.md, "Replaying a trace"). With --order log each thread waits until
+// every command logged before its next one has run (turn_), so any thread count replays the
+// recorded game, still each command on its player's thread under its locks.
 //
 // The data directory is only read: world.id (never created), the backups, the log (a torn tail
 // is reported, never cut) and hash.log (the live hashes, when the server ran with --hash-log).
@@ -78,6 +80,7 @@ class Replay {
   // One frame thread's scratch (its own; summed after the threads join).
   struct alignas(64) ThreadScratch {
     std::vector<PlayerCommand> commands;
+    std::vector<size_t> log_index;  // --order log: commands[i] is the tick's log_index[i]-th
     std::vector<game::EntityId> requesters;
     proto::EncodedSnapshot encoded;
     uint64_t snapshot_bytes = 0;
@@ -124,6 +127,10 @@ class Replay {
 
   durability::WorldRecoveryReport start_report_;
   std::atomic<bool> failed_{false};
+  // --order log: index in the tick's command list of the next command to run. Reset by the master
+  // in the world part; in the request phase the thread that ran command k stores k + 1 (release)
+  // and the owner of command k + 1 waits for it (acquire).
+  std::atomic<size_t> turn_{0};
   core::Status run_status_;    // the master's world-part error, read after the threads join
   uint64_t frame_start_ns_ = 0;  // master
   PopulationWatch population_{1};  // master; sized to the trace's tick rate by Create

@@ -31,6 +31,11 @@ cxxopts::Options MakeReplayOptions() {
     ("assign", "Player to thread assignment, as the server's: block or round-robin (slot = player id - 1), "
                "or locality (the thread owning the leaves the player stands in, from the replayed positions)",
      cxxopts::value<std::string>()->default_value("block"))
+    ("order", "free: every thread runs its players' commands as fast as it can, as the server does (the game may "
+              "then differ from the recorded one); log: in the recorded order across the threads, each waiting "
+              "its turn, so the recorded game is replayed at any thread count and the conflict figures are "
+              "its own (times and waits then mean nothing)",
+     cxxopts::value<std::string>()->default_value("free"))
     ("rebalance-s", "--assign locality: seconds of the trace between checks of the players per thread",
      cxxopts::value<double>()->default_value("1"))
     ("rebalance-threshold", "--assign locality: move leaves when (most - fewest) players per thread exceeds this share of the mean",
@@ -103,6 +108,11 @@ ParseResult ParseReplayOptions(int argc, const char* const* argv, ReplayOptions*
     if (!ParseAssignmentName(assign, &o.assign)) {
       return ReplayError("--assign must be block, round-robin or locality, not '" + assign + "'", help);
     }
+    const std::string order = r["order"].as<std::string>();
+    if (order != "free" && order != "log") {
+      return ReplayError("--order must be free or log, not '" + order + "'", help);
+    }
+    o.log_order = order == "log";
     o.rebalance_s = r["rebalance-s"].as<double>();
     o.rebalance_threshold = r["rebalance-threshold"].as<double>();
     o.migrate_margin = r["migrate-margin"].as<float>();

@@ -16,6 +16,10 @@ struct ReplayOptions {
   int threads = 1;                             // frame threads, 1..64 (may exceed the cores)
   LockingScheme locking = LockingScheme::kSequential;
   Assignment assign = Assignment::kBlock;
+  // --order log: each tick's commands run in the recorded order across the threads (a thread
+  // waits its turn, still under its locks), so the replay plays the recorded game at any thread
+  // count; free: each thread runs its commands as soon as it can, as the server would.
+  bool log_order = false;
   double rebalance_s = 1;          // --assign locality, as the server's (at the trace's tick rate)
   double rebalance_threshold = 0.1;
   float migrate_margin = 64;

@@ -1,6 +1,7 @@
 // aftershock-replay's frame threads under ThreadSanitizer: a trace the in-process server recorded
 // is replayed on 4 threads under each parallel locking scheme (the server's RegionLocker and
-// global lock, its barriers, its per-thread encoders), and on one thread to the recorded hash.
+// global lock, its barriers, its per-thread encoders), on one thread to the recorded hash, and
+// on 4 threads in the logged order (--order log) to it too.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -39,5 +40,18 @@ TEST_CASE("replay threads under every parallel locking scheme race-free") {
       }
     }
   }
+  // --order log: the threads hand the turn to each other through an atomic, between their locks.
+  sv::ReplayOptions r;
+  r.data_dir = data_dir;
+  r.threads = 4;
+  r.locking = sv::LockingScheme::kAreanodeOpt;
+  r.assign = sv::Assignment::kRoundRobin;
+  r.log_order = true;
+  std::unique_ptr<sv::Replay> replay;
+  REQUIRE(sv::Replay::Create(r, &replay).ok());
+  REQUIRE(replay->Run().ok());
+  const sv::StatsReport rep = replay->Report();
+  REQUIRE(rep.replay.has_recorded_hash);
+  CHECK(rep.replay.state_hash == rep.replay.recorded_state_hash);
   std::filesystem::remove_all(data_dir);
 }
