@@ -19,39 +19,35 @@ TEST_CASE("replay threads under every parallel locking scheme race-free") {
   spdlog::set_level(spdlog::level::warn);
   const std::string data_dir = "/tmp/aftershock_replay_tsan_" + std::to_string(getpid());
   REQUIRE(svtest::RecordTrace(data_dir, 8, "t", 1000, 5) == "");
+  // One replay of the trace. The state ends as recorded whenever the commands run in the logged
+  // order: on one thread, or with --order log.
+  auto replay = [&data_dir](int threads, sv::LockingScheme scheme, bool log_order) {
+    sv::ReplayOptions r;
+    r.data_dir = data_dir;
+    r.threads = threads;
+    r.locking = scheme;
+    r.log_order = log_order;
+    if (log_order) r.assign = sv::Assignment::kRoundRobin;  // block puts 8 players on one thread
+    std::unique_ptr<sv::Replay> engine;
+    const core::Status s = sv::Replay::Create(r, &engine);
+    INFO(s.ToString());
+    REQUIRE(s.ok());
+    REQUIRE(engine->Run().ok());
+    const sv::StatsReport rep = engine->Report();
+    CHECK(rep.replay.ticks > 0);
+    CHECK(rep.replay.commands_refused == 0);
+    if (threads == 1 || log_order) {
+      REQUIRE(rep.replay.has_recorded_hash);
+      CHECK(rep.replay.state_hash == rep.replay.recorded_state_hash);
+    }
+  };
   for (int threads : {1, 4}) {
     for (sv::LockingScheme scheme : {sv::LockingScheme::kGlobal, sv::LockingScheme::kAreanode,
                                      sv::LockingScheme::kAreanodeOpt}) {
-      sv::ReplayOptions r;
-      r.data_dir = data_dir;
-      r.threads = threads;
-      r.locking = scheme;
-      std::unique_ptr<sv::Replay> replay;
-      const core::Status s = sv::Replay::Create(r, &replay);
-      INFO(s.ToString());
-      REQUIRE(s.ok());
-      REQUIRE(replay->Run().ok());
-      const sv::StatsReport rep = replay->Report();
-      CHECK(rep.replay.ticks > 0);
-      CHECK(rep.replay.commands_refused == 0);
-      if (threads == 1) {
-        REQUIRE(rep.replay.has_recorded_hash);
-        CHECK(rep.replay.state_hash == rep.replay.recorded_state_hash);
-      }
+      replay(threads, scheme, /*log_order=*/false);
     }
   }
   // --order log: the threads hand the turn to each other through an atomic, between their locks.
-  sv::ReplayOptions r;
-  r.data_dir = data_dir;
-  r.threads = 4;
-  r.locking = sv::LockingScheme::kAreanodeOpt;
-  r.assign = sv::Assignment::kRoundRobin;
-  r.log_order = true;
-  std::unique_ptr<sv::Replay> replay;
-  REQUIRE(sv::Replay::Create(r, &replay).ok());
-  REQUIRE(replay->Run().ok());
-  const sv::StatsReport rep = replay->Report();
-  REQUIRE(rep.replay.has_recorded_hash);
-  CHECK(rep.replay.state_hash == rep.replay.recorded_state_hash);
+  replay(4, sv::LockingScheme::kAreanodeOpt, /*log_order=*/true);
   std::filesystem::remove_all(data_dir);
 }
