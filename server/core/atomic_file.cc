@@ -1,34 +1,53 @@
 #include "server/core/atomic_file.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <vector>
 
 namespace core {
 
+namespace {
+
+// The temp file's failure: its step and errno, with the temp file removed.
+Status Fail(const std::string& step, const std::string& tmp, int fd, int err) {
+  if (fd >= 0) ::close(fd);
+  ::unlink(tmp.c_str());
+  return Status::IoError(step + " " + tmp + ": " + std::strerror(err));
+}
+
+}  // namespace
+
 Status WriteFileAtomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  // A name of its own (mkstemp), so that writers of the same path never share a temp file.
+  std::string tmp = path + ".tmp.XXXXXX";
+  std::vector<char> name(tmp.begin(), tmp.end());
+  name.push_back('\0');
+  const int fd = ::mkostemp(name.data(), O_CLOEXEC);
   if (fd < 0) return Status::IoError("open " + tmp + ": " + std::strerror(errno));
+  tmp.assign(name.data());
+  // mkstemp makes 0600; reports and caches are for other users' tools too. (Reading the umask
+  // would mean setting it, which is not thread-safe.)
+  if (::fchmod(fd, 0644) != 0) return Fail("chmod", tmp, fd, errno);
   size_t done = 0;
   while (done < text.size()) {
     const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
     if (n < 0) {
       if (errno == EINTR) continue;
-      const std::string err = std::strerror(errno);
-      ::close(fd);
-      return Status::IoError("write " + tmp + ": " + err);
+      return Fail("write", tmp, fd, errno);
     }
     done += static_cast<size_t>(n);
   }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    return Status::IoError("fsync/close " + tmp + ": " + std::strerror(errno));
-  }
+  if (::fsync(fd) != 0) return Fail("fsync", tmp, fd, errno);
+  if (::close(fd) != 0) return Fail("close", tmp, -1, errno);
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    return Status::IoError("rename " + tmp + " -> " + path + ": " + std::strerror(errno));
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    return Status::IoError("rename " + tmp + " -> " + path + ": " + std::strerror(err));
   }
   return Status::OK();
 }

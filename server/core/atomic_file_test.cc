@@ -1,5 +1,5 @@
 // WriteFileAtomically: the file holds the new text and no temp file is left; a failure names
-// its step and leaves the old file alone.
+// its step and leaves the old file alone; writers of one path at once each leave a whole file.
 #include <catch2/catch.hpp>
 
 #include <unistd.h>
@@ -7,6 +7,9 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
 
 #include "server/core/atomic_file.h"
 
@@ -29,11 +32,40 @@ TEST_CASE("WriteFileAtomically replaces the file and leaves no temp file", "[ato
   REQUIRE(core::WriteFileAtomically(path, "old").ok());
   REQUIRE(core::WriteFileAtomically(path, "new text").ok());
   CHECK(Slurp(path) == "new text");
-  CHECK_FALSE(std::filesystem::exists(path + ".tmp"));
+  CHECK(std::distance(std::filesystem::directory_iterator(dir), {}) == 1);  // no temp file
 
   const core::Status bad = core::WriteFileAtomically((dir / "missing" / "x.json").string(), "x");
   CHECK(bad.code() == core::Status::Code::kIoError);
   CHECK(bad.message().find("open") != std::string::npos);
   CHECK(Slurp(path) == "new text");
+  std::filesystem::remove_all(dir);
+}
+
+// Two servers may save the same map's PVS cache at once. With one shared temp name, one writer's
+// truncate cut the other's file short and the second rename found no temp file.
+TEST_CASE("WriteFileAtomically: writers of one path at once each rename a whole file",
+          "[atomic_file]") {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("as_atomic_race_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  const std::string path = (dir / "cache.pvs").string();
+  const std::string texts[2] = {std::string(256 * 1024, 'a'), std::string(192 * 1024, 'b')};
+  constexpr int kRounds = 40;
+  int failures[2] = {0, 0};
+  std::vector<std::thread> writers;
+  for (int w = 0; w < 2; ++w) {
+    writers.emplace_back([&, w] {
+      for (int i = 0; i < kRounds; ++i) {
+        if (!core::WriteFileAtomically(path, texts[w]).ok()) ++failures[w];
+      }
+    });
+  }
+  for (std::thread& t : writers) t.join();
+  CHECK(failures[0] == 0);
+  CHECK(failures[1] == 0);
+  const std::string got = Slurp(path);
+  CHECK((got == texts[0] || got == texts[1]));
+  CHECK(std::distance(std::filesystem::directory_iterator(dir), {}) == 1);  // no temp file
   std::filesystem::remove_all(dir);
 }
