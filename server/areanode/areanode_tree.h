@@ -84,12 +84,13 @@ struct alignas(64) NodeSlot {
 };
 
 // Per-thread parent-lock accounting (thread_local inside the tree's .cc). An acquisition first
-// tries the lock; only if that fails is the blocking lock() timed, so an uncontended acquisition
-// costs no clock reads and adds nothing to wait_ns.
+// tries the lock; only if that fails is the wait timed (polling, then blocking:
+// core::LockPollingFirst), so an uncontended acquisition costs no clock reads and adds nothing
+// to wait_ns.
 struct ParentLockCounters {
   uint64_t acquisitions = 0;
   uint64_t contended = 0;  // acquisitions whose try_lock failed and had to wait
-  uint64_t wait_ns = 0;    // steady_clock time spent in lock() of parent slots
+  uint64_t wait_ns = 0;    // time spent waiting for busy parent slots
 };
 ParentLockCounters& ThisThreadParentLockCounters();
 

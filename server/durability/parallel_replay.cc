@@ -6,6 +6,7 @@
 #include <iterator>
 
 #include "server/core/check.h"
+#include "server/core/spin_wait.h"
 #include "server/core/steady_clock.h"
 #include "server/core/thread_name.h"
 #include "server/durability/tick_apply.h"
@@ -19,14 +20,6 @@ namespace {
 // command's time or two), and between ticks (the owner's world part and decoding).
 constexpr uint64_t kWorkSpinNs = 50'000;
 constexpr uint64_t kTickSpinNs = 200'000;
-
-void CpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#else
-  std::this_thread::yield();
-#endif
-}
 
 }  // namespace
 
@@ -206,7 +199,7 @@ void ParallelReplay::HelperMain() {
     for (int i = 0; generation_.load(std::memory_order_acquire) == seen; ++i) {
       if (stop_.load(std::memory_order_acquire)) return;
       if ((i & 63) != 0 || core::SteadyNs() < spin_until) {
-        CpuRelax();
+        core::CpuRelax();
         continue;
       }
       parked_helpers_.fetch_add(1);
@@ -319,7 +312,7 @@ void ParallelReplay::Idle() {
   for (int i = 1;; ++i) {
     if (WorkVisible()) return;
     if ((i & 63) != 0 || core::SteadyNs() < spin_until) {
-      CpuRelax();
+      core::CpuRelax();
       continue;
     }
     break;

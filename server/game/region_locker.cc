@@ -1,10 +1,11 @@
-// RegionLocker: ordered leaf locking with try-then-time acquisition.
+// RegionLocker: ordered leaf locking with try, then poll, then block acquisition.
 #include "server/game/region_locker.h"
 
 #include <algorithm>
 #include <iterator>
 
 #include "server/core/check.h"
+#include "server/core/spin_wait.h"
 #include "server/core/steady_clock.h"
 
 namespace game {
@@ -31,7 +32,7 @@ void RegionLocker::Acquire(int leaf, bool blocking_ok, bool* ok) {
     }
     blocked_ = true;
     const uint64_t t0 = core::SteadyNs();
-    mu.lock();
+    core::LockPollingFirst(mu, t0);
     wait_ns_ += core::SteadyNs() - t0;
   }
   ++frame_counts_[leaf];

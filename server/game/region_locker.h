@@ -52,8 +52,8 @@ class RegionLocker {
   void UnlockAll();
   const std::vector<int>& held() const { return held_; }  // ascending
 
-  // Time spent blocked on leaf locks since the last call (try_lock first: uncontended
-  // acquisitions cost no clock reads).
+  // Time spent waiting for busy leaf locks since the last call: polling one for up to 30 us,
+  // then blocking on it (try_lock first: uncontended acquisitions cost no clock reads).
   uint64_t TakeWaitNs() { uint64_t v = wait_ns_; wait_ns_ = 0; return v; }
   // LockCommandRegion's releases and relocks (a lower leaf was busy) since the last call.
   uint32_t TakeRetries() { uint32_t v = retries_; retries_ = 0; return v; }

@@ -9,6 +9,7 @@
 #include <spdlog/spdlog.h>
 
 #include "server/areanode/areanode_tree.h"
+#include "server/core/spin_wait.h"
 #include "server/core/steady_clock.h"
 
 namespace sv {
@@ -60,7 +61,8 @@ core::Status FrameExecutor::ExecuteLocked(game::EntityId player, const game::Use
     global = std::unique_lock<std::mutex>(shared_->global_lock, std::try_to_lock);
     if (!global.owns_lock()) {
       const uint64_t t0 = core::SteadyNs();
-      global.lock();
+      core::LockPollingFirst(shared_->global_lock, t0);
+      global = std::unique_lock<std::mutex>(shared_->global_lock, std::adopt_lock);
       global_wait_ns_ += core::SteadyNs() - t0;
       ++counters_.waited_commands;
     }
