@@ -130,9 +130,7 @@ int JunkFilter::AdmitConnect(uint32_t connect_id) {
   const uint64_t now_ms = core::SteadyMs();
   if (!counts_fresh_) SweepHalfOpen(now_ms);  // disconnects since the last sweep freed slots
   const uint64_t source = (static_cast<uint64_t>(from.host) << 16) | from.port;
-  // One entry per source (hashed): a flood's junk overwrites only its own sources' entries.
-  RefusedConnects& refused = refused_connects_[proto::HashSource(from.host, from.port, seed_) & (kRefusedSlots - 1)];
-  if (refused.source != source || now_ms >= refused.ms + kRefusedMemoryMs) refused = RefusedConnects{source};
+  RefusedConnects& refused = RefusedEntry(source, from, now_ms);
   const auto ids_end = refused.connect_ids.begin() + std::min<size_t>(refused.next, RefusedConnects::kIds);
   const bool resent = std::find(refused.connect_ids.begin(), ids_end, connect_id) != ids_end;
   const bool room = half_open_ < half_open_cap_ && free_slots_ > 0;
@@ -150,6 +148,27 @@ int JunkFilter::AdmitConnect(uint32_t connect_id) {
   ++half_open_;  // may count a resend ENet then ignores: the next sweep recounts
   if (room) --free_slots_;  // else it takes the slot the eviction freed
   return 0;
+}
+
+size_t JunkFilter::RefusedSetOf(const ENetAddress& from) const {
+  return proto::HashSource(from.host, from.port, seed_) & (kRefusedSlots / kRefusedWays - 1);
+}
+
+JunkFilter::RefusedConnects& JunkFilter::RefusedEntry(uint64_t source, const ENetAddress& from,
+                                                      uint64_t now_ms) {
+  // A set of kRefusedWays entries per hash: a source keeps its entry unless kRefusedWays other
+  // sources of its set were refused since. With one entry per hash, a junk source that shared
+  // the hash of a real client's overwrote the client's refused ids at every junk CONNECT, so
+  // the client's resends were never recognized and it stayed out as long as the flood lasted.
+  const size_t set = RefusedSetOf(from) * kRefusedWays;
+  RefusedConnects* victim = &refused_connects_[set];
+  for (size_t w = set; w < set + kRefusedWays; ++w) {
+    RefusedConnects& e = refused_connects_[w];
+    if (e.source == source && now_ms < e.ms + kRefusedMemoryMs) return e;
+    if (e.ms < victim->ms) victim = &e;  // the least recently refused (an empty entry: ms 0)
+  }
+  *victim = RefusedConnects{source};  // ms 0 until a refusal: a free entry again if none comes
+  return *victim;
 }
 
 void JunkFilter::SweepHalfOpen(uint64_t now_ms) {

@@ -55,6 +55,13 @@ class JunkFilter {
   // dropped, or a connectionless request answered), 0 let ENet parse it.
   int Screen();
 
+  // Refused CONNECTs are remembered per source in sets of kRefusedWays entries, the set chosen
+  // by a seeded hash of the source: a source keeps its memory while fewer than kRefusedWays
+  // other sources of its set are refused after it. RefusedSetOf names the set of `from` (tests
+  // choose sources that share one).
+  static constexpr uint32_t kRefusedWays = 4;
+  size_t RefusedSetOf(const ENetAddress& from) const;
+
   // Half-open peers as of the last sweep plus those admitted since.
   uint32_t half_open() const { return half_open_; }
   uint32_t half_open_cap() const { return half_open_cap_; }
@@ -71,6 +78,8 @@ class JunkFilter {
   };
 
   int AdmitConnect(uint32_t connect_id);
+  // `source`'s entry of refused CONNECTs (a fresh one if it has none within the memory time).
+  RefusedConnects& RefusedEntry(uint64_t source, const ENetAddress& from, uint64_t now_ms);
   void SweepHalfOpen(uint64_t now_ms);
   bool EvictOldestHalfOpen();
 
@@ -85,7 +94,7 @@ class JunkFilter {
   uint32_t half_open_ = 0;   // as of the last sweep, plus admissions since
   uint32_t free_slots_ = 0; // as of the last sweep, minus admissions since
   bool counts_fresh_ = false;  // swept in this drain: half_open_ and free_slots_ are current
-  std::vector<RefusedConnects> refused_connects_;  // hashed by source
+  std::vector<RefusedConnects> refused_connects_;  // sets of entries, hashed by source
 };
 
 }  // namespace sv

@@ -1,8 +1,9 @@
 // JunkFilter on a real ENet host on loopback: junk shapes are counted and dropped, CONNECTs from
 // nowhere hold at most the half-open cap and expire, a burst of real handshakes from one source
 // is not held back, and real ENet clients still connect while junk holds every half-open slot
-// (a resent CONNECT evicts the oldest, or finds a slot an expiry freed). Waits poll with
-// deadlines; nothing asserts on timing.
+// (a resent CONNECT evicts the oldest, or finds a slot an expiry freed), also when the junk comes
+// from sources that share the client's set of refused-CONNECT memory. Waits poll with deadlines;
+// nothing asserts on timing.
 #include <catch2/catch.hpp>
 
 #include <arpa/inet.h>
@@ -46,12 +47,12 @@ struct Bench {
   std::vector<int> sockets;  // junk senders, one source port each
   int connects = 0;
 
-  explicit Bench(int junk_sockets) {
+  explicit Bench(int junk_sockets, sv::JunkLimits limits = {}) {
     REQUIRE(sv::CreateServerHost("127.0.0.1", 0, kPeers, &host).ok());
     ENetAddress a{};
     REQUIRE(enet_socket_get_address(host->socket, &a) == 0);
     port = a.port;
-    filter = std::make_unique<sv::JunkFilter>(host, &counters, nullptr);
+    filter = std::make_unique<sv::JunkFilter>(host, &counters, nullptr, limits);
     for (int i = 0; i < junk_sockets; ++i) sockets.push_back(::socket(AF_INET, SOCK_DGRAM, 0));
   }
   ~Bench() {
@@ -152,13 +153,15 @@ TEST_CASE("junk filter: a burst of handshakes from one source is not held back")
   enet_host_destroy(client);
 }
 
-TEST_CASE("junk filter: real clients connect while junk holds every half-open slot") {
-  // Four handshakes through one ENet host (one source), as a bot process joins its players.
+namespace {
+
+// Four handshakes through one ENet host (one source), as a bot process joins its players, while
+// `b`'s junk sockets keep every half-open slot full: every client must get in (a resend is
+// recognized and evicts the oldest half-open peer, or finds a slot an expiry freed).
+void ConnectThroughJunk(Bench& b, ENetHost* client, uint64_t seed) {
   constexpr int kClients = 4;
-  Bench b(8);
-  std::mt19937_64 rng(4);
-  ENetHost* client = enet_host_create(nullptr, kClients, 3, 0, 0);
-  REQUIRE(client != nullptr);
+  std::mt19937_64 rng(seed);
+  const int junk_sources = static_cast<int>(b.sockets.size());
   ENetAddress server{};
   enet_address_set_host_ip(&server, "127.0.0.1");
   server.port = b.port;
@@ -166,7 +169,7 @@ TEST_CASE("junk filter: real clients connect while junk holds every half-open sl
   int client_connected = 0;
   const uint64_t deadline = core::SteadyMs() + 15000;
   while (!(b.connects == kClients && client_connected == kClients) && core::SteadyMs() < deadline) {
-    for (int i = 0; i < 40; ++i) b.Send(i % 8, JunkConnect(rng));  // keeps the slots full
+    for (int i = 0; i < 40; ++i) b.Send(i % junk_sources, JunkConnect(rng));  // keeps the slots full
     b.Drain();
     if (!junk_filled && b.HalfOpenInTable() >= b.filter->half_open_cap()) {
       junk_filled = true;
@@ -184,5 +187,53 @@ TEST_CASE("junk filter: real clients connect while junk holds every half-open sl
   CHECK(client_connected == kClients);
   CHECK(b.connects == kClients);
   CHECK(b.counters.connect_capped.load() > 0);
+}
+
+}  // namespace
+
+TEST_CASE("junk filter: real clients connect while junk holds every half-open slot") {
+  Bench b(8);
+  ENetHost* client = enet_host_create(nullptr, 4, 3, 0, 0);
+  REQUIRE(client != nullptr);
+  ConnectThroughJunk(b, client, 4);
+  enet_host_destroy(client);
+}
+
+// With one remembered source per hash, a junk source that shared a real client's hash (about 1 run
+// in 130 with 8 junk sources: the seed is random) overwrote the client's refused ids at each junk
+// CONNECT, and the client stayed out as long as the junk lasted.
+TEST_CASE("junk filter: junk from sources that share a real client's hash set cannot keep it out") {
+  // No half-open peer expires during the case: only a recognized resend can let the client in.
+  sv::JunkLimits limits;
+  limits.half_open_timeout_ms = 3'600'000;
+  Bench b(0, limits);
+  ENetAddress mine{};  // bound now (a host created without an address binds at its first send)
+  enet_address_set_host_ip(&mine, "127.0.0.1");
+  ENetHost* client = enet_host_create(&mine, 4, 3, 0, 0);
+  REQUIRE(client != nullptr);
+  REQUIRE(enet_socket_get_address(client->socket, &mine) == 0);
+  REQUIRE(mine.port != 0);
+  const size_t set = b.filter->RefusedSetOf(mine);
+  // Junk sockets bound to loopback ports whose source shares the client's set: as many as the
+  // set holds besides the client.
+  for (uint16_t port = 20000; port < 60000 && b.sockets.size() + 1 < sv::JunkFilter::kRefusedWays; ++port) {
+    ENetAddress a{};
+    enet_address_set_host_ip(&a, "127.0.0.1");
+    a.port = port;
+    if (port == mine.port || b.filter->RefusedSetOf(a) != set) continue;
+    const int fd = ::socket(AF_INET, SOCK_DGRAM, 0);
+    sockaddr_in at{};
+    at.sin_family = AF_INET;
+    at.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    at.sin_port = htons(port);
+    if (::bind(fd, reinterpret_cast<const sockaddr*>(&at), sizeof at) != 0) {  // taken: try another
+      ::close(fd);
+      continue;
+    }
+    b.sockets.push_back(fd);
+  }
+  REQUIRE(b.sockets.size() + 1 == sv::JunkFilter::kRefusedWays);
+  ConnectThroughJunk(b, client, 5);
+  CHECK(b.counters.half_open_evicted.load() >= 4);
   enet_host_destroy(client);
 }
