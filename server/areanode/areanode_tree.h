@@ -1,6 +1,6 @@
 // AreanodeTree: QuakeWorld's areanode tree (world.c) over a map's bounds. Each node splits the
 // longer of its X/Y extents at the midpoint (Y on a tie, as SV_CreateAreaNode); Z is never split.
-// Depth D gives 2^(D+1)-1 nodes and 2^D leaves (default D=4: 31 nodes, 16 leaves; 1..8 allowed).
+// Depth D gives 2^(D+1)-1 nodes and 2^D leaves (default D=4: 31 nodes, 16 leaves; 1..12 allowed).
 //
 // Ids: node ids are 0..node_count()-1 in breadth-first order (0 = root; node n's children are
 // 2n+1 = children[0] and 2n+2 = children[1]). Leaf ids are 0..leaf_count()-1 left to right along

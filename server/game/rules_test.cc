@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <random>
+#include <string>
 #include <vector>
 
 #include "server/areanode/areanode_tree.h"
@@ -213,6 +216,53 @@ TEST_CASE("a killed player respawns after the delay away from the others") {
   CHECK(e.health == kSpawnHealth);
   CHECK(e.origin.x == -1500);  // spawn 0 is the farthest from a at (100, 100)
   CHECK(e.origin.y == -1500);
+}
+
+// The scan stops early for a spawn point that cannot win (docs in World::ChooseSpawn); the choice
+// must still be the full scan's, computed here over every spawn point of a map with at most 64
+// (so every one is a candidate, and no random offset is drawn).
+TEST_CASE("a joining player spawns at the spawn point farthest from its nearest player") {
+  auto t = testing::LoadWorld("maps/dm_arena.map");
+  World* w = t.world.get();
+  std::vector<Vec3> spawns;  // as World keeps them: the deathmatch ones, if the map has any
+  for (const auto& s : t.map.spawns) {
+    if (s.deathmatch) spawns.push_back(s.origin);
+  }
+  if (spawns.empty()) {
+    for (const auto& s : t.map.spawns) spawns.push_back(s.origin);
+  }
+  REQUIRE(spawns.size() >= 2);
+  REQUIRE(spawns.size() <= 64);
+  std::mt19937 rng(7);
+  std::uniform_real_distribution<float> offset(-300, 300);
+  std::vector<EntityId> players;
+  for (int i = 0; i < 24; ++i) players.push_back(testing::JoinOrDie(w, "p" + std::to_string(i)));
+  for (int round = 0; round < 12; ++round) {
+    std::vector<Vec3> live;
+    for (EntityId p : players) {  // crowd some spawn points, leave others free
+      const Vec3 s = spawns[rng() % (spawns.size() / 2 + 1)];
+      testing::Place(w, p, {s.x + offset(rng), s.y + offset(rng), s.z + 1});
+      live.push_back(w->Get(p).origin);
+    }
+    size_t best = 0;
+    float best_d2 = -1;
+    for (size_t i = 0; i < spawns.size(); ++i) {
+      float nearest = std::numeric_limits<float>::max();
+      for (const Vec3& o : live) {
+        const Vec3 d = o - spawns[i];
+        nearest = std::min(nearest, Dot(d, d));
+      }
+      if (nearest > best_d2) {  // ties: the lower index stays
+        best_d2 = nearest;
+        best = i;
+      }
+    }
+    const EntityId joined = testing::JoinOrDie(w, "new" + std::to_string(round));
+    INFO("round " << round);
+    CHECK(w->Get(joined).index == static_cast<int>(best));
+    CHECK(w->Get(joined).origin == spawns[best] + Vec3{0, 0, 1});
+    REQUIRE(w->Leave(joined).ok());
+  }
 }
 
 TEST_CASE("a teleporter moves the player and telefrags whoever stands there") {

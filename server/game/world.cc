@@ -100,7 +100,9 @@ core::Status World::Create(const maps::Map& map, const collision::CollisionWorld
     return core::Status::InvalidArgument("world config: tick_ms must be in 1..1000");
   }
   if (config.areanode_depth < areanode::kMinDepth || config.areanode_depth > areanode::kMaxDepth) {
-    return core::Status::InvalidArgument("world config: areanode_depth must be in 1..8");
+    return core::Status::InvalidArgument("world config: areanode_depth must be in " +
+                                         std::to_string(areanode::kMinDepth) + ".." +
+                                         std::to_string(areanode::kMaxDepth));
   }
   if (map.spawns.empty()) {
     return core::Status::InvalidArgument("map " + map.path + ": no spawn points");

@@ -69,12 +69,20 @@ int World::ChooseSpawn() {
   }
   int best = -1;
   float best_d2 = -1;
+  // A candidate wins with the largest distance to its nearest live player. Its scan stops, a block
+  // of players at a time, once some player is nearer than the best candidate's nearest: it can
+  // no longer win (the minimum only falls), so the choice is the full scan's.
+  constexpr size_t kBlock = 64;
   for (int k = 0; k < candidates; ++k) {
     const int i = static_cast<int>((first + static_cast<int64_t>(k) * count / candidates) % count);
+    const Vec3 at = spawns_[i].origin;
     float nearest = std::numeric_limits<float>::max();
-    for (const Vec3& o : live) {
-      const Vec3 d = o - spawns_[i].origin;
-      nearest = std::min(nearest, Dot(d, d));
+    for (size_t j = 0; j < live.size() && nearest >= best_d2; j += kBlock) {
+      const size_t end = std::min(live.size(), j + kBlock);
+      for (size_t m = j; m < end; ++m) {
+        const Vec3 d = live[m] - at;
+        nearest = std::min(nearest, Dot(d, d));
+      }
     }
     if (nearest > best_d2 || (nearest == best_d2 && i < best)) {
       best_d2 = nearest;

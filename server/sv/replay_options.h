@@ -38,7 +38,7 @@ struct ReplayOptions {
 // (ValidateReplayOptions). Never throws, never exits.
 ParseResult ParseReplayOptions(int argc, const char* const* argv, ReplayOptions* out);
 
-// --data-dir given; threads 1..64; sequential only with one thread; depth 1..8; from <= to.
+// --data-dir given; threads 1..64; sequential only with one thread; depth 1..12; from <= to.
 core::Status ValidateReplayOptions(const ReplayOptions& o);
 
 }  // namespace sv
