@@ -7,7 +7,6 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <vector>
 
 namespace core {
 
@@ -24,12 +23,9 @@ Status Fail(const std::string& step, const std::string& tmp, int fd, int err) {
 
 Status WriteFileAtomically(const std::string& path, const std::string& text) {
   // A name of its own (mkstemp), so that writers of the same path never share a temp file.
-  std::string tmp = path + ".tmp.XXXXXX";
-  std::vector<char> name(tmp.begin(), tmp.end());
-  name.push_back('\0');
-  const int fd = ::mkostemp(name.data(), O_CLOEXEC);
+  std::string tmp = path + ".tmp.XXXXXX";  // mkostemp fills in the X's
+  const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);
   if (fd < 0) return Status::IoError("open " + tmp + ": " + std::strerror(errno));
-  tmp.assign(name.data());
   // mkstemp makes 0600; reports and caches are for other users' tools too. (Reading the umask
   // would mean setting it, which is not thread-safe.)
   if (::fchmod(fd, 0644) != 0) return Fail("chmod", tmp, fd, errno);
