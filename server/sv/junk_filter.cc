@@ -129,8 +129,7 @@ int JunkFilter::AdmitConnect(uint32_t connect_id) {
   const ENetAddress& from = host_->receivedAddress;
   const uint64_t now_ms = core::SteadyMs();
   if (!counts_fresh_) SweepHalfOpen(now_ms);  // disconnects since the last sweep freed slots
-  const uint64_t source = (static_cast<uint64_t>(from.host) << 16) | from.port;
-  RefusedConnects& refused = RefusedEntry(source, from, now_ms);
+  RefusedConnects& refused = RefusedEntry(from, now_ms);
   const auto ids_end = refused.connect_ids.begin() + std::min<size_t>(refused.next, RefusedConnects::kIds);
   const bool resent = std::find(refused.connect_ids.begin(), ids_end, connect_id) != ids_end;
   const bool room = half_open_ < half_open_cap_ && free_slots_ > 0;
@@ -154,12 +153,10 @@ size_t JunkFilter::RefusedSetOf(const ENetAddress& from) const {
   return proto::HashSource(from.host, from.port, seed_) & (kRefusedSlots / kRefusedWays - 1);
 }
 
-JunkFilter::RefusedConnects& JunkFilter::RefusedEntry(uint64_t source, const ENetAddress& from,
-                                                      uint64_t now_ms) {
-  // A set of kRefusedWays entries per hash: a source keeps its entry unless kRefusedWays other
-  // sources of its set were refused since. With one entry per hash, a junk source that shared
-  // the hash of a real client's overwrote the client's refused ids at every junk CONNECT, so
-  // the client's resends were never recognized and it stayed out as long as the flood lasted.
+JunkFilter::RefusedConnects& JunkFilter::RefusedEntry(const ENetAddress& from, uint64_t now_ms) {
+  // With one entry per hash, a junk source that shared a real client's hash overwrote the
+  // client's refused ids at every junk CONNECT, and its resends were never recognized.
+  const uint64_t source = (static_cast<uint64_t>(from.host) << 16) | from.port;
   const size_t set = RefusedSetOf(from) * kRefusedWays;
   RefusedConnects* victim = &refused_connects_[set];
   for (size_t w = set; w < set + kRefusedWays; ++w) {

@@ -78,8 +78,8 @@ class JunkFilter {
   };
 
   int AdmitConnect(uint32_t connect_id);
-  // `source`'s entry of refused CONNECTs (a fresh one if it has none within the memory time).
-  RefusedConnects& RefusedEntry(uint64_t source, const ENetAddress& from, uint64_t now_ms);
+  // The entry of refused CONNECTs from `from` (a fresh one if it has none within the memory time).
+  RefusedConnects& RefusedEntry(const ENetAddress& from, uint64_t now_ms);
   void SweepHalfOpen(uint64_t now_ms);
   bool EvictOldestHalfOpen();
 
