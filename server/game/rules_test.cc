@@ -224,13 +224,8 @@ TEST_CASE("a killed player respawns after the delay away from the others") {
 TEST_CASE("a joining player spawns at the spawn point farthest from its nearest player") {
   auto t = testing::LoadWorld("maps/dm_arena.map");
   World* w = t.world.get();
-  std::vector<Vec3> spawns;  // as World keeps them: the deathmatch ones, if the map has any
-  for (const auto& s : t.map.spawns) {
-    if (s.deathmatch) spawns.push_back(s.origin);
-  }
-  if (spawns.empty()) {
-    for (const auto& s : t.map.spawns) spawns.push_back(s.origin);
-  }
+  std::vector<Vec3> spawns;
+  for (const auto& s : w->spawn_points()) spawns.push_back(s.origin);
   REQUIRE(spawns.size() >= 2);
   REQUIRE(spawns.size() <= 64);
   std::mt19937 rng(7);

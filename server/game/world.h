@@ -84,6 +84,9 @@ class World {
 
   // ---- Layout ----
   int object_count() const { return object_count_; }
+  // The points players spawn at, in the order ChooseSpawn indexes them (Edict::index): the
+  // map's deathmatch spawns, or all of its spawns if it has none.
+  const std::vector<maps::SpawnPoint>& spawn_points() const { return spawns_; }
   int max_players() const { return max_players_; }
   bool IsPlayerId(EntityId id) const { return id >= 1 && id <= max_players_; }
   EntityId RocketSlot(EntityId player, int k) const {
