@@ -101,50 +101,41 @@ BotsRun RunBots(uint16_t port, const std::string& tag, std::vector<std::string> 
   return r;
 }
 
-// Polls the bots' --series CSV (a row per second: t_s,connected,requests_per_s,replies_per_s,...)
-// until `seconds` rows report all `bots` connected and replies received (true), or the deadline
-// passes (false). Two such rows mean a whole second in which every bot played and was answered.
-bool WaitUntilAllPlaying(const std::string& csv_path, int bots, double timeout_s, int seconds = 1) {
+// Polls the bots' --series CSV (a row per second: t_s,connected,requests_per_s,replies_per_s,
+// ...,reconnects) until `rows_needed` rows report all `bots` connected, replies received and at
+// least `reconnects` reconnects so far (true), or the deadline passes (false).
+bool WaitForSeriesRows(const std::string& csv_path, int bots, double reconnects, int rows_needed,
+                       double timeout_s) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   while (std::chrono::steady_clock::now() < deadline) {
     std::istringstream rows(ReadFile(csv_path));
     std::string row;
-    int playing = 0;
+    int matching = 0;
     while (std::getline(rows, row)) {
       if (row.empty() || row[0] == 't') continue;  // the header
-      double t_s = 0, requests = 0, replies = 0;
-      int connected = 0;
-      if (std::sscanf(row.c_str(), "%lf,%d,%lf,%lf", &t_s, &connected, &requests, &replies) == 4 &&
-          connected == bots && replies > 0) {
-        ++playing;
+      double f[9] = {};  // f[1]: connected, f[3]: replies per second, f[8]: reconnects
+      if (std::sscanf(row.c_str(), "%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf", &f[0], &f[1], &f[2], &f[3], &f[4],
+                      &f[5], &f[6], &f[7], &f[8]) == 9 &&
+          f[1] == bots && f[3] > 0 && f[8] >= reconnects) {
+        ++matching;
       }
     }
-    if (playing >= seconds) return true;
+    if (matching >= rows_needed) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return false;
 }
 
-// Polls the bots' --series CSV until a row shows all `bots` connected and answered after at
-// least `bots` reconnects in all (each bot back after a restart). False if `timeout_s` passes.
+// `seconds` rows with every bot playing and answered. Two such rows mean a whole second in which
+// every bot played and was answered.
+bool WaitUntilAllPlaying(const std::string& csv_path, int bots, double timeout_s, int seconds = 1) {
+  return WaitForSeriesRows(csv_path, bots, /*reconnects=*/0, seconds, timeout_s);
+}
+
+// A row with every bot playing and answered after at least `bots` reconnects in all (each bot
+// back after a restart).
 bool WaitUntilAllRejoined(const std::string& csv_path, int bots, double timeout_s) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  while (std::chrono::steady_clock::now() < deadline) {
-    std::istringstream rows(ReadFile(csv_path));
-    std::string row;
-    while (std::getline(rows, row)) {
-      if (row.empty() || row[0] == 't') continue;  // the header
-      double f[9] = {};
-      int connected = 0;
-      if (std::sscanf(row.c_str(), "%lf,%d,%lf,%lf,%lf,%lf,%lf,%lf,%lf", &f[0], &connected, &f[2], &f[3],
-                      &f[4], &f[5], &f[6], &f[7], &f[8]) == 9 &&
-          connected == bots && f[3] > 0 && f[8] >= bots) {
-        return true;
-      }
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
+  return WaitForSeriesRows(csv_path, bots, /*reconnects=*/bots, /*rows_needed=*/1, timeout_s);
 }
 
 // The number at `key` of the server's stats file, or -1 while the file is missing.
