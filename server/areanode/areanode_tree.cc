@@ -168,12 +168,12 @@ void AreanodeTree::InsertInNode(int node_id, EntityId id, const Bounds& box) {
 // node, so its index is ours to write under this node's lock).
 void AreanodeTree::RemoveFromNode(int node_id, EntityId id) {
   std::vector<EntityId>& ids = node_ids_[node_id];
-  std::vector<Bounds>& boxes = node_boxes_[node_id];
+  BoxColumns& boxes = node_boxes_[node_id];
   const uint32_t at = index_in_node_[id];
   AS_CHECK(at < ids.size() && ids[at] == id, "areanode: entity not where its index says");
   const EntityId last = ids.back();
   ids[at] = last;
-  boxes[at] = boxes.back();
+  boxes.Set(at, boxes.Get(boxes.size() - 1));
   index_in_node_[last] = at;
   ids.pop_back();
   boxes.pop_back();
@@ -212,7 +212,7 @@ void AreanodeTree::Relink(EntityId id, const Bounds& box) {
     AS_CHECK(IsFiniteBox(box) && !box.IsEmpty(), "box must be finite with mins <= maxs");
     ParentLock lock(ParentSlot(n));
     entity_box_[id] = box;
-    node_boxes_[n][index_in_node_[id]] = box;
+    node_boxes_[n].Set(index_in_node_[id], box);
     return;
   }
   if (n >= 0) Unlink(id);
@@ -221,7 +221,7 @@ void AreanodeTree::Relink(EntityId id, const Bounds& box) {
 
 void AreanodeTree::UnlinkAll() {
   for (std::vector<EntityId>& ids : node_ids_) ids.clear();
-  for (std::vector<Bounds>& boxes : node_boxes_) boxes.clear();
+  for (BoxColumns& boxes : node_boxes_) boxes.clear();
   std::fill(entity_node_.begin(), entity_node_.end(), -1);
 }
 
@@ -242,22 +242,8 @@ void AreanodeTree::QueryUnordered(const Bounds& box, std::vector<EntityId>* out)
 void AreanodeTree::QueryNode(int node_id, const Bounds& box, std::vector<EntityId>* out) const {
   {
     ParentLock lock(ParentSlot(node_id));
-    // Without a branch per entity: most of a node's boxes miss, in no predictable pattern.
-    const std::vector<Bounds>& boxes = node_boxes_[node_id];
-    const EntityId* ids = node_ids_[node_id].data();
-    const size_t first = out->size();
-    out->resize(first + boxes.size());
-    EntityId* dst = out->data() + first;
-    size_t kept = 0;
-    for (size_t i = 0; i < boxes.size(); ++i) {
-      const Bounds& b = boxes[i];
-      const bool hit = (b.mins.x <= box.maxs.x) & (b.maxs.x >= box.mins.x) &
-                       (b.mins.y <= box.maxs.y) & (b.maxs.y >= box.mins.y) &
-                       (b.mins.z <= box.maxs.z) & (b.maxs.z >= box.mins.z);
-      dst[kept] = ids[i];
-      kept += hit ? 1 : 0;
-    }
-    out->resize(first + kept);
+    // Four boxes per test: most of a node's boxes miss, in no predictable pattern.
+    node_boxes_[node_id].AppendIntersecting(box, node_ids_[node_id].data(), out);
   }
   const Node& node = nodes_[node_id];
   if (node.axis < 0) return;
@@ -359,10 +345,10 @@ void AreanodeTree::QuerySegmentNode(int node_id, const PaddedSegment& segment, f
                                     std::vector<EntityId>* out) const {
   {
     ParentLock lock(ParentSlot(node_id));
-    const std::vector<Bounds>& boxes = node_boxes_[node_id];
+    const BoxColumns& boxes = node_boxes_[node_id];
     const std::vector<EntityId>& ids = node_ids_[node_id];
     for (size_t i = 0; i < boxes.size(); ++i) {
-      if (segment.Meets(boxes[i])) out->push_back(ids[i]);
+      if (segment.Meets(boxes.Get(i))) out->push_back(ids[i]);
     }
   }
   const Node& node = nodes_[node_id];

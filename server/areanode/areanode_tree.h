@@ -44,6 +44,7 @@
 #include <mutex>
 #include <vector>
 
+#include "server/areanode/box_columns.h"
 #include "server/core/bounds.h"
 #include "server/core/convex_xy.h"
 #include "server/core/status.h"
@@ -183,11 +184,12 @@ class AreanodeTree {
   mutable std::vector<NodeSlot> slots_;
   std::vector<int> entity_node_;      // node the entity is linked into, -1 if none
   std::vector<Bounds> entity_box_;
-  // Per node: the linked entities and their boxes (node_ids_[n][i]'s box is node_boxes_[n][i]),
-  // and per entity its index in its node's arrays. A node's arrays and the index of every
-  // entity in them are read and written under that node's lock, like the list they replace.
+  // Per node: the linked entities and their boxes (node_ids_[n][i]'s box is box i of
+  // node_boxes_[n]), and per entity its index in its node's arrays. A node's arrays and the index
+  // of every entity in them are read and written under that node's lock, like the list they
+  // replace.
   std::vector<std::vector<EntityId>> node_ids_;
-  std::vector<std::vector<Bounds>> node_boxes_;
+  std::vector<BoxColumns> node_boxes_;
   std::vector<uint32_t> index_in_node_;
 };
 
