@@ -127,7 +127,7 @@ uint64_t BotThread::NowUs() const {
           .count());
 }
 
-void BotThread::Run(const std::atomic<bool>& stop) {
+void BotThread::Run(const std::atomic<bool>& stop, const std::atomic<bool>& abort) {
   // Response times end at the kernel's arrival stamp, not at this loop's read (docs/bots.md).
   for (ENetHost* h : hosts_) {
     if (const core::Status s = proto::StampArrivals(h->socket); !s.ok()) {
@@ -157,7 +157,7 @@ void BotThread::Run(const std::atomic<bool>& stop) {
     wake_us = now_us - now_us % kLoopUs + kLoopUs;
     SleepUntil(wake_us);
   }
-  Finish(stop);
+  Finish(abort);
 }
 
 void BotThread::CountSelfStall(uint64_t from_us, uint64_t now_us) {
@@ -599,7 +599,7 @@ void BotThread::NoteOutage(uint64_t now_us) {
 
 // --- the end of the run -----------------------------------------------------------------------
 
-void BotThread::Finish(const std::atomic<bool>& stop) {
+void BotThread::Finish(const std::atomic<bool>& abort) {
   const uint64_t stop_us = NowUs();
   stats_.connected_at_stop = connected_;
   for (const Bot& b : bots_) ++stats_.states_at_stop[static_cast<int>(b.state)];
@@ -613,7 +613,7 @@ void BotThread::Finish(const std::atomic<bool>& stop) {
     }
     return n;
   };
-  while (outstanding() > 0 && NowUs() < stop_us + kDrainMs * 1000 && !stop.load(std::memory_order_relaxed)) {
+  while (outstanding() > 0 && NowUs() < stop_us + kDrainMs * 1000 && !abort.load(std::memory_order_relaxed)) {
     ServiceHosts();
     WaitForTraffic(1);
   }

@@ -47,8 +47,8 @@ class BotThread {
   core::Status Init();
 
   // Plays until `stop` is set or the run's duration is over, then drains the answers still in
-  // flight and disconnects every bot.
-  void Run(const std::atomic<bool>& stop);
+  // flight (up to 0.5 s; `abort` set cuts the drain short) and disconnects every bot.
+  void Run(const std::atomic<bool>& stop, const std::atomic<bool>& abort);
 
   const BotStats& stats() const { return stats_; }
   LiveStats& live() { return live_; }
@@ -88,7 +88,7 @@ class BotThread {
   bool SendReliable(ENetPeer* peer, const M& message);
   ENetPeer* Connect(Bot& bot, uint16_t port);
   uint32_t IdOf(const Bot& bot) const { return static_cast<uint32_t>(&bot - bots_.data()); }
-  void Finish(const std::atomic<bool>& stop);
+  void Finish(const std::atomic<bool>& abort);
   void Publish();       // live counters to the main thread; also CountTraffic
   void CountTraffic();  // ENet host counters into stats_
   void WaitForTraffic(int timeout_ms);

@@ -24,9 +24,16 @@
 
 namespace {
 
+// SIGINT or SIGTERM ends the run as its duration would: no new command, up to 0.5 s for the
+// answers in flight, then the report. A second one cuts that wait short. (Lock-free atomics
+// only: they are safe in a signal handler.)
 std::atomic<bool> g_stop{false};
+std::atomic<bool> g_abort{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
 
-void OnSignal(int) { g_stop.store(true); }
+void OnSignal(int) {
+  if (g_stop.exchange(true)) g_abort.store(true);
+}
 
 
 // --map if given; else the server's map by its status name, under maps/ or maps/librequake/.
@@ -140,7 +147,7 @@ int main(int argc, char** argv) {
   for (size_t i = 0; i < threads.size(); ++i) {
     running.emplace_back([&t = threads[i], i] {
       core::NameThisThread("as-bots-" + std::to_string(i));
-      t->Run(g_stop);
+      t->Run(g_stop, g_abort);
     });
   }
 

@@ -104,23 +104,27 @@ BotsRun RunBots(uint16_t port, const std::string& tag, std::vector<std::string> 
 // Polls the bots' --series CSV (a row per second: t_s,connected,requests_per_s,replies_per_s,
 // ...,reconnects) until `rows_needed` rows report all `bots` connected, replies received and at
 // least `reconnects` reconnects so far (true), or the deadline passes (false).
+int SeriesRowsMatching(const std::string& csv_path, int bots, double reconnects) {
+  std::istringstream rows(ReadFile(csv_path));
+  std::string row;
+  int matching = 0;
+  while (std::getline(rows, row)) {
+    if (row.empty() || row[0] == 't') continue;  // the header
+    double f[9] = {};  // f[1]: connected, f[3]: replies per second, f[8]: reconnects
+    if (std::sscanf(row.c_str(), "%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf", &f[0], &f[1], &f[2], &f[3], &f[4],
+                    &f[5], &f[6], &f[7], &f[8]) == 9 &&
+        f[1] == bots && f[3] > 0 && f[8] >= reconnects) {
+      ++matching;
+    }
+  }
+  return matching;
+}
+
 bool WaitForSeriesRows(const std::string& csv_path, int bots, double reconnects, int rows_needed,
                        double timeout_s) {
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   while (std::chrono::steady_clock::now() < deadline) {
-    std::istringstream rows(ReadFile(csv_path));
-    std::string row;
-    int matching = 0;
-    while (std::getline(rows, row)) {
-      if (row.empty() || row[0] == 't') continue;  // the header
-      double f[9] = {};  // f[1]: connected, f[3]: replies per second, f[8]: reconnects
-      if (std::sscanf(row.c_str(), "%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf", &f[0], &f[1], &f[2], &f[3], &f[4],
-                      &f[5], &f[6], &f[7], &f[8]) == 9 &&
-          f[1] == bots && f[3] > 0 && f[8] >= reconnects) {
-        ++matching;
-      }
-    }
-    if (matching >= rows_needed) return true;
+    if (SeriesRowsMatching(csv_path, bots, reconnects) >= rows_needed) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   return false;
@@ -165,6 +169,27 @@ void Pause(Subprocess& p, int pause_ms) {
   p.Signal(SIGSTOP);
   std::this_thread::sleep_for(std::chrono::milliseconds(pause_ms));
   p.Signal(SIGCONT);
+}
+
+// Runs `bots` bots that play until told (--duration 300), waits until every one of them has
+// played and been answered for a second, then stops them with SIGINT, which drains the commands
+// in flight as the end of a run does, and returns their report. A busy machine slows the joins,
+// not what the caller checks.
+BotsRun RunBotsUntilAllPlayed(uint16_t port, const std::string& tag, int bots, std::vector<std::string> extra) {
+  const std::string out = TempPath(tag + ".json");
+  const std::string series = TempPath(tag + ".csv");
+  std::vector<std::string> argv = {kBin + "/aftershock-bots", "--server", Address(port), "--quiet",
+                                   "--bots", std::to_string(bots), "--duration", "300", "--series", series,
+                                   "--out", out};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  Subprocess process(argv, TempPath(tag + ".bots.out"), TempPath(tag + ".bots.err"));
+  REQUIRE(WaitUntilAllPlaying(series, bots, 60, 2));
+  process.Signal(SIGINT);
+  BotsRun r;
+  r.rc = process.Wait(30);
+  r.json = ReadFile(out);
+  r.err = ReadFile(TempPath(tag + ".bots.err"));
+  return r;
 }
 
 }  // namespace
@@ -232,19 +257,22 @@ TEST_CASE("every death a bot sees comes with its kill event, once, in the snapsh
 
 TEST_CASE("identities resume after the bots restart, and another seed's token is refused") {
   const ServerRun server = StartServer(0, "resume");
-  const std::vector<std::string> same = {"--bots", "4", "--duration", "4", "--identity-prefix", "res", "--seed", "5"};
-  const BotsRun first = RunBots(server.port, "resume1", same);
+  const std::vector<std::string> same = {"--identity-prefix", "res", "--seed", "5"};
+  const BotsRun first = RunBotsUntilAllPlayed(server.port, "resume1", 4, same);
   INFO(first.json << first.err);
   REQUIRE(first.rc == 0);
   CHECK(JsonNumber(first.json, "resumed") == 0);  // a fresh server: no history yet
 
-  const BotsRun second = RunBots(server.port, "resume2", same);
+  const BotsRun second = RunBotsUntilAllPlayed(server.port, "resume2", 4, same);
   INFO(second.json << second.err);
   REQUIRE(second.rc == 0);
   CHECK(JsonNumber(second.json, "connected") == 4);
   CHECK(JsonNumber(second.json, "resumed") == 4);  // every JoinAccept said last sequence > 0
   CHECK(std::isnan(JsonNumber(second.json, "wrong_token", "join_failure_reasons")));
+  CHECK(JsonNumber(second.json, "unanswered") == 0);  // SIGINT drained the commands in flight
 
+  // Nobody gets in here, so there is nothing to wait for: a fixed run, long enough for every
+  // bot's first join to be refused.
   const BotsRun thief = RunBots(server.port, "resume3",
                                 {"--bots", "2", "--duration", "3", "--identity-prefix", "res", "--seed", "6"});
   INFO(thief.json << thief.err);
@@ -347,7 +375,8 @@ TEST_CASE("a server paused for 0.5, 1 and 2 s under load kicks nobody and loses 
   const std::string series = TempPath("stall.csv");
   const std::string out = TempPath("stall.json");
   // --silence-ms above the longest pause: a stalled server is slow, not lost.
-  Subprocess bots({kBin + "/aftershock-bots", "--server", Address(server.port), "--bots", "8", "--duration", "20",
+  // The bots play until told (SIGINT, which drains the commands in flight).
+  Subprocess bots({kBin + "/aftershock-bots", "--server", Address(server.port), "--bots", "8", "--duration", "300",
                    "--silence-ms", "5000", "--verify", "--quiet", "--identity-prefix", "stall", "--series", series,
                    "--out", out},
                   TempPath("stall.bots.out"), TempPath("stall.bots.err"));
@@ -359,6 +388,7 @@ TEST_CASE("a server paused for 0.5, 1 and 2 s under load kicks nobody and loses 
     Pause(*server.process, pause_ms);  // the commands sent meanwhile reach the server in one burst
     REQUIRE(WaitUntilServerReplies(stats, uptime_s + pause_ms / 1000.0, 10));  // playing again
   }
+  bots.Signal(SIGINT);
   const int rc = bots.Wait(30);
   server.process->Kill(SIGTERM);  // a clean stop writes the final statistics
   const std::string json = ReadFile(out);
@@ -370,8 +400,9 @@ TEST_CASE("a server paused for 0.5, 1 and 2 s under load kicks nobody and loses 
   CHECK(JsonNumber(json, "connections_lost") == 0);
   CHECK(JsonNumber(json, "reconnects") == 0);
   CHECK(JsonNumber(json, "connected") == 8);
-  // Every command sent was reported applied, and no bot had to rejoin: no acknowledged command
-  // was lost (--verify counts a violation only on a rejoin that finds one).
+  // Every command sent was reported applied (those in flight at the SIGINT in its drain), and
+  // no bot had to rejoin: no acknowledged command was lost (--verify counts a violation only on
+  // a rejoin that finds one).
   CHECK(JsonNumber(json, "unanswered") == 0);
   CHECK(JsonNumber(json, "durability_violations") == 0);
   CHECK(JsonNumber(server_json, "kicked") == 0);
@@ -384,11 +415,16 @@ TEST_CASE("a bot process paused for 1.5 s does not blame the server") {
   const std::string out = TempPath("selfstall.json");
   // At 10 Hz a bot usually has no answer in flight when it stops, so without the stall
   // accounting the pause alone would exceed --silence-ms (750 ms) and every bot would rejoin.
-  Subprocess bots({kBin + "/aftershock-bots", "--server", Address(server.port), "--bots", "8", "--duration", "12",
+  Subprocess bots({kBin + "/aftershock-bots", "--server", Address(server.port), "--bots", "8", "--duration", "300",
                    "--rate", "10", "--quiet", "--identity-prefix", "selfstall", "--series", series, "--out", out},
                   TempPath("selfstall.bots.out"), TempPath("selfstall.bots.err"));
-  REQUIRE(WaitUntilAllPlaying(series, 8, 5));
+  REQUIRE(WaitUntilAllPlaying(series, 8, 60));
+  const int rows_before = SeriesRowsMatching(series, 8, 0);
   Pause(bots, 1500);
+  // Two more seconds with every bot playing and answered: a bot that blamed the server would
+  // have rejoined on its first look after the pause, which the report's reconnects counts.
+  REQUIRE(WaitForSeriesRows(series, 8, 0, rows_before + 2, 60));
+  bots.Signal(SIGINT);
   const int rc = bots.Wait(30);
   const std::string json = ReadFile(out);
   INFO(json << ReadFile(TempPath("selfstall.bots.err")));
