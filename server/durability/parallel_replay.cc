@@ -62,15 +62,12 @@ core::Status ParallelReplay::ApplyCommands(const std::vector<TickCommand>& comma
   const int n = static_cast<int>(commands.size());
   const bool small = n < options_.min_parallel_commands;
   if (!small && !options_.adaptive) return ApplyOnPool(commands);
-  const bool serial = small || ChooseSerial();
+  AdaptiveChoice::Tick choice{true, false};
+  if (!small) choice = adaptive_.Next();
+  const bool serial = choice.serial;
   const uint64_t t0 = core::SteadyNs();
   const core::Status s = serial ? ApplySerially(commands) : ApplyOnPool(commands);
-  if (!small) {
-    // An exponential average per command (ticks differ in size), 1/4 weight to the newest tick.
-    const double ns = static_cast<double>(core::SteadyNs() - t0) / n;
-    double& estimate = serial ? serial_ns_per_command_ : pool_ns_per_command_;
-    estimate = estimate < 0 ? ns : 0.75 * estimate + 0.25 * ns;
-  }
+  if (choice.timed) adaptive_.Record(core::SteadyNs() - t0, static_cast<uint64_t>(n));
   if (serial) {
     core::MutexLock lock(&mu_);
     ++stats_.serial_ticks;
@@ -80,13 +77,29 @@ core::Status ParallelReplay::ApplyCommands(const std::vector<TickCommand>& comma
   return s;
 }
 
-// Probes the mode whose estimate is missing or due (one tick in kProbeInterval each), else picks
-// the cheaper estimate.
-bool ParallelReplay::ChooseSerial() {
-  const uint64_t tick = adaptive_ticks_++;
-  if (serial_ns_per_command_ < 0 || tick % kProbeInterval == 0) return true;
-  if (pool_ns_per_command_ < 0 || tick % kProbeInterval == 1) return false;
-  return serial_ns_per_command_ < pool_ns_per_command_;
+AdaptiveChoice::Tick AdaptiveChoice::Next() {
+  const uint64_t phase = tick_++ % kProbeInterval;
+  if (phase == 0) serial_ns_ = serial_commands_ = pool_ns_ = pool_commands_ = 0;
+  Tick t{serial_wins_, false};
+  if (phase < kProbeTicks) {
+    t = {true, true};
+  } else if (phase == kProbeTicks) {
+    t = {false, false};  // wakes the helpers
+  } else if (phase < 2 * kProbeTicks) {
+    t = {false, true};
+  } else if (phase == 2 * kProbeTicks) {
+    // Per command, cross-multiplied: serial_ns / serial_commands <= pool_ns / pool_commands.
+    serial_wins_ = static_cast<double>(serial_ns_) * static_cast<double>(pool_commands_) <=
+                   static_cast<double>(pool_ns_) * static_cast<double>(serial_commands_);
+    t.serial = serial_wins_;
+  }
+  last_serial_ = t.serial;
+  return t;
+}
+
+void AdaptiveChoice::Record(uint64_t ns, uint64_t commands) {
+  (last_serial_ ? serial_ns_ : pool_ns_) += ns;
+  (last_serial_ ? serial_commands_ : pool_commands_) += commands;
 }
 
 core::Status ParallelReplay::ApplySerially(const std::vector<TickCommand>& commands) {

@@ -53,6 +53,39 @@ inline constexpr int kMaxReplayThreads = 64;
 // more, and the adaptive choice (Options) decides for those.
 inline constexpr int kMinParallelCommands = 8;
 
+// The adaptive choice (ParallelReplay::Options::adaptive): which way to replay each tick, from
+// ticks timed as the replay goes. Every kProbeInterval ticks start with a probe: kProbeTicks
+// serial ticks, one pool tick that is not timed, then kProbeTicks - 1 timed pool ticks; the rest
+// of the interval goes the way whose probe replayed a command faster (serial on a tie).
+// - The probes are neighbours in the log, so both time the same kind of play. (Estimates kept
+//   per mode over all its ticks compared different play: a tick full of shooting costs more per
+//   command than a quiet one.)
+// - The untimed tick: a serial tick keeps the helpers waiting long enough to park, so the first
+//   pool tick after serial ones pays their wake-up and cold caches, which a run of pool ticks
+//   pays once.
+// Timing every tick and comparing per-mode averages, the replay picked the pool on 33 of 2,221
+// ticks on two idle cores where the pool alone is 1.2x faster (docs/recovery.md, 2026-11-28).
+// Single-threaded (the pool's owner).
+class AdaptiveChoice {
+ public:
+  static constexpr uint64_t kProbeInterval = 256;
+  static constexpr uint64_t kProbeTicks = 8;
+  struct Tick {
+    bool serial;
+    bool timed;  // pass its time to Record
+  };
+  // The way to replay the next tick.
+  Tick Next();
+  // The time of the tick Next() just chose, if it said `timed`.
+  void Record(uint64_t ns, uint64_t commands);
+
+ private:
+  uint64_t tick_ = 0;
+  bool last_serial_ = true;
+  uint64_t serial_ns_ = 0, serial_commands_ = 0, pool_ns_ = 0, pool_commands_ = 0;
+  bool serial_wins_ = true;
+};
+
 class ParallelReplay {
  public:
   struct Stats {
@@ -77,12 +110,13 @@ class ParallelReplay {
     // for tests, which must get the serial state from any order the dependencies allow.
     uint64_t shuffle_seed = 0;
     // Replay each tick the faster way, measured as it goes: the owner times both modes per
-    // command (one tick in kProbeInterval of each is a probe) and takes the cheaper. On a machine
-    // whose cores are busy elsewhere, handing fine-grained work to threads that are not running
-    // costs more than it saves; the state is the same either way. false: the pool always.
+    // command (AdaptiveChoice) and takes the cheaper.
+    // On a machine whose cores are busy elsewhere, handing fine-grained work to threads that are
+    // not running costs more than it saves; the state is the same either way. false: the pool
+    // always.
     bool adaptive = true;
   };
-  static constexpr uint64_t kProbeInterval = 64;
+
 
   // `world` must outlive the pool. Aborts on options out of range (Durability::Open validates
   // its replay_threads first).
@@ -134,7 +168,6 @@ class ParallelReplay {
   static constexpr int kLinking = 1 << 30;
   static constexpr int kClosedTick = 1 << 30;  // members_: the owner has closed the tick
 
-  bool ChooseSerial();
   core::Status ApplySerially(const std::vector<TickCommand>& commands);
   core::Status ApplyOnPool(const std::vector<TickCommand>& commands);
   // The owner, before a pool tick: sizes and resets the per-command state.
@@ -169,10 +202,7 @@ class ParallelReplay {
   game::World* const world_;
   const Options options_;
   std::vector<std::thread> helpers_;
-  // The adaptive choice (owner thread only): replay ns per command of each mode, -1: not measured.
-  uint64_t adaptive_ticks_ = 0;
-  double serial_ns_per_command_ = -1;
-  double pool_ns_per_command_ = -1;
+  AdaptiveChoice adaptive_;  // owner thread only
 
   // Written by the owner between ticks only (before it opens a tick: members_), read during it.
   const std::vector<TickCommand>* commands_ = nullptr;

@@ -189,6 +189,42 @@ TEST_CASE("tsan: adaptive replay mixes serial and pool ticks and still gives the
   CHECK(st.parallel_ticks + st.serial_ticks == log.ticks.size());
 }
 
+// The choice itself, tick by tick: a probe of each way at the start of every interval, the pool's
+// first tick not timed (its helpers wake from parking then), then the way whose probe was faster
+// per command for the rest of the interval.
+TEST_CASE("adaptive choice: probes both ways side by side, then keeps the faster per command") {
+  using durability::AdaptiveChoice;
+  constexpr uint64_t kProbe = AdaptiveChoice::kProbeTicks;
+  constexpr uint64_t kInterval = AdaptiveChoice::kProbeInterval;
+  for (const bool pool_faster : {true, false}) {
+    INFO("pool faster " << pool_faster);
+    AdaptiveChoice choice;
+    for (int interval = 0; interval < 3; ++interval) {
+      // The machine changes between intervals: the next probe must notice.
+      const bool faster = pool_faster != (interval % 2 == 1);
+      for (uint64_t k = 0; k < kInterval; ++k) {
+        INFO("interval " << interval << " tick " << k);
+        const AdaptiveChoice::Tick t = choice.Next();
+        const bool probe = k < 2 * kProbe;
+        if (k < kProbe) {
+          REQUIRE((t.serial && t.timed));
+        } else if (k == kProbe) {
+          REQUIRE((!t.serial && !t.timed));
+        } else if (probe) {
+          REQUIRE((!t.serial && t.timed));
+        } else {
+          REQUIRE(t.serial == !faster);
+          REQUIRE(!t.timed);
+        }
+        // Ticks of different sizes: the comparison is per command.
+        const uint64_t commands = 100 + 50 * (k % 3);
+        const uint64_t ns_per_command = t.serial ? 1000 : (faster ? 800 : 1200);
+        if (t.timed) choice.Record(ns_per_command * commands, commands);
+      }
+    }
+  }
+}
+
 TEST_CASE("tsan: parallel replay reports a refused command as corruption, as serial replay does") {
   const std::string map = "maps/dm_small.map";
   game::testing::TestWorld live = NewWorld(map);
