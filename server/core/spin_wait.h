@@ -28,17 +28,19 @@ inline void CpuRelax() {
 #endif
 }
 
-// Takes `mu`, which a try_lock just found busy: polls it until `spin_ns` have passed since
-// `t0` (a SteadyNs reading), then blocks on it.
-inline void LockPollingFirst(std::mutex& mu, uint64_t t0, uint64_t spin_ns = kLockSpinNs) {
+// Takes `mu`, which a try_lock just found busy: polls it for up to `spin_ns`, then blocks on it.
+// Returns the nanoseconds it waited (the callers' lock-wait statistics).
+inline uint64_t LockPollingFirst(std::mutex& mu, uint64_t spin_ns = kLockSpinNs) {
+  const uint64_t t0 = SteadyNs();
   for (;;) {
     for (int i = 0; i < 32; ++i) {
       CpuRelax();
-      if (mu.try_lock()) return;
+      if (mu.try_lock()) return SteadyNs() - t0;
     }
     if (SteadyNs() - t0 >= spin_ns) break;
   }
   mu.lock();
+  return SteadyNs() - t0;
 }
 
 }  // namespace core

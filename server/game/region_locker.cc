@@ -6,7 +6,6 @@
 
 #include "server/core/check.h"
 #include "server/core/spin_wait.h"
-#include "server/core/steady_clock.h"
 
 namespace game {
 
@@ -31,9 +30,7 @@ void RegionLocker::Acquire(int leaf, bool blocking_ok, bool* ok) {
       return;
     }
     blocked_ = true;
-    const uint64_t t0 = core::SteadyNs();
-    core::LockPollingFirst(mu, t0);
-    wait_ns_ += core::SteadyNs() - t0;
+    wait_ns_ += core::LockPollingFirst(mu);
   }
   ++frame_counts_[leaf];
   held_.push_back(leaf);

@@ -10,7 +10,6 @@
 
 #include "server/areanode/areanode_tree.h"
 #include "server/core/spin_wait.h"
-#include "server/core/steady_clock.h"
 
 namespace sv {
 
@@ -60,10 +59,8 @@ core::Status FrameExecutor::ExecuteLocked(game::EntityId player, const game::Use
   if (shared_->options->locking == LockingScheme::kGlobal) {
     global = std::unique_lock<std::mutex>(shared_->global_lock, std::try_to_lock);
     if (!global.owns_lock()) {
-      const uint64_t t0 = core::SteadyNs();
-      core::LockPollingFirst(shared_->global_lock, t0);
+      global_wait_ns_ += core::LockPollingFirst(shared_->global_lock);
       global = std::unique_lock<std::mutex>(shared_->global_lock, std::adopt_lock);
-      global_wait_ns_ += core::SteadyNs() - t0;
       ++counters_.waited_commands;
     }
   } else if (locker_) {
