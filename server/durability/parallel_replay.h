@@ -110,13 +110,11 @@ class ParallelReplay {
     // for tests, which must get the serial state from any order the dependencies allow.
     uint64_t shuffle_seed = 0;
     // Replay each tick the faster way, measured as it goes: the owner times both modes per
-    // command (AdaptiveChoice) and takes the cheaper.
-    // On a machine whose cores are busy elsewhere, handing fine-grained work to threads that are
-    // not running costs more than it saves; the state is the same either way. false: the pool
-    // always.
+    // command (AdaptiveChoice) and takes the cheaper. On a machine whose cores are busy
+    // elsewhere, handing fine-grained work to threads that are not running costs more than it
+    // saves; the state is the same either way. false: the pool always.
     bool adaptive = true;
   };
-
 
   // `world` must outlive the pool. Aborts on options out of range (Durability::Open validates
   // its replay_threads first).

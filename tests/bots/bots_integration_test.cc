@@ -15,6 +15,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -88,12 +89,16 @@ struct BotsRun {
   std::string err;
 };
 
-BotsRun RunBots(uint16_t port, const std::string& tag, std::vector<std::string> extra, double timeout_s = 30) {
+// Runs the bots with `extra` flags and returns their report once they exit (within timeout_s of
+// `while_running`, which is called with the running process first, if given).
+BotsRun RunBots(uint16_t port, const std::string& tag, std::vector<std::string> extra, double timeout_s = 30,
+                const std::function<void(Subprocess&)>& while_running = nullptr) {
   const std::string out = TempPath(tag + ".json");
   std::vector<std::string> argv = {kBin + "/aftershock-bots", "--server", Address(port),
                                    "--quiet", "--out", out};
   argv.insert(argv.end(), extra.begin(), extra.end());
   Subprocess bots(argv, TempPath(tag + ".bots.out"), TempPath(tag + ".bots.err"));
+  if (while_running) while_running(bots);
   BotsRun r;
   r.rc = bots.Wait(timeout_s);
   r.json = ReadFile(out);
@@ -176,20 +181,12 @@ void Pause(Subprocess& p, int pause_ms) {
 // in flight as the end of a run does, and returns their report. A busy machine slows the joins,
 // not what the caller checks.
 BotsRun RunBotsUntilAllPlayed(uint16_t port, const std::string& tag, int bots, std::vector<std::string> extra) {
-  const std::string out = TempPath(tag + ".json");
   const std::string series = TempPath(tag + ".csv");
-  std::vector<std::string> argv = {kBin + "/aftershock-bots", "--server", Address(port), "--quiet",
-                                   "--bots", std::to_string(bots), "--duration", "300", "--series", series,
-                                   "--out", out};
-  argv.insert(argv.end(), extra.begin(), extra.end());
-  Subprocess process(argv, TempPath(tag + ".bots.out"), TempPath(tag + ".bots.err"));
-  REQUIRE(WaitUntilAllPlaying(series, bots, 60, 2));
-  process.Signal(SIGINT);
-  BotsRun r;
-  r.rc = process.Wait(30);
-  r.json = ReadFile(out);
-  r.err = ReadFile(TempPath(tag + ".bots.err"));
-  return r;
+  extra.insert(extra.begin(), {"--bots", std::to_string(bots), "--duration", "300", "--series", series});
+  return RunBots(port, tag, extra, 30, [&](Subprocess& process) {
+    REQUIRE(WaitUntilAllPlaying(series, bots, 60, 2));
+    process.Signal(SIGINT);
+  });
 }
 
 }  // namespace
