@@ -232,20 +232,22 @@ void ParallelReplay::HelperMain() {
 // command, and idles only when neither is possible.
 uint64_t ParallelReplay::RunTick() {
   uint64_t ran = 0;
+  int next = -1;  // a command the last completion made ready for this thread
   while (done_count_.load(std::memory_order_acquire) != count_) {
     const bool dispatched = dispatch_left_.load(std::memory_order_relaxed) && TryDispatch();
-    const int j = TakeReady();
+    const int j = next >= 0 ? next : TakeReady();
     if (j >= 0) {
-      RunOne(j, &ran);
+      next = RunOne(j, &ran);
     } else if (!dispatched) {
       Idle();
     }
   }
+  AS_CHECK(next < 0, "ParallelReplay: a command was made ready after the tick's last one");
   return ran;
 }
 
 // After a refusal no command starts: the rest of the tick is only marked done.
-void ParallelReplay::RunOne(int j, uint64_t* ran) {
+int ParallelReplay::RunOne(int j, uint64_t* ran) {
   if (!failed_.load(std::memory_order_acquire)) {
     const core::Status s = ApplyLoggedCommand(world_, (*commands_)[static_cast<size_t>(j)]);
     ++*ran;
@@ -255,20 +257,23 @@ void ParallelReplay::RunOne(int j, uint64_t* ran) {
       failed_.store(true, std::memory_order_release);
     }
   }
-  Complete(j);
+  return Complete(j);
 }
 
 // Closing the list (release) publishes the command's writes to every later reader of Done(j)
 // and to the dependents it makes ready.
-void ParallelReplay::Complete(int j) {
+int ParallelReplay::Complete(int j) {
+  int keep = -1;
   Edge* e = state_[static_cast<size_t>(j)].dependents.exchange(&closed_);  // seq_cst: Idle
   for (; e != nullptr; e = e->next) {
     if (state_[static_cast<size_t>(e->target)].waiting.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      PushReady(e->target);
+      if (keep < 0 && options_.shuffle_seed == 0) keep = e->target;
+      else PushReady(e->target);
     }
   }
   done_count_.fetch_add(1);
   Wake();
+  return keep;
 }
 
 void ParallelReplay::PushReady(int j) {

@@ -174,9 +174,13 @@ class ParallelReplay {
   // Runs, and takes turns at dispatching, the current tick's commands until all are done;
   // returns how many this thread ran.
   uint64_t RunTick();
-  void RunOne(int j, uint64_t* ran);
-  // Marks j done and makes ready the commands that waited only for it.
-  void Complete(int j);
+  // Runs j (unless the tick failed) and completes it; returns what Complete returns.
+  int RunOne(int j, uint64_t* ran);
+  // Marks j done and makes ready the commands that waited only for it. One of them (the first
+  // found) is returned for the calling thread to run next, without the ready queue: its inputs
+  // are in this thread's cache, and the queue's two shared counters are spared. The rest are
+  // queued. -1: none (and always -1 with shuffle_seed, whose tests want every choice random).
+  int Complete(int j);
   bool Done(int j) const {
     return state_[static_cast<size_t>(j)].dependents.load(std::memory_order_acquire) == &closed_;
   }
@@ -222,7 +226,9 @@ class ParallelReplay {
   alignas(64) std::atomic<int> ready_head_{0};
   alignas(64) std::atomic<int> ready_tail_{0};
   alignas(64) std::atomic<int> done_count_{0};
-  std::atomic<bool> failed_{false};
+  // Off done_count_'s line: every command reads failed_, every loop dispatch_left_, and
+  // done_count_ changes with every completion.
+  alignas(64) std::atomic<bool> failed_{false};
   std::atomic<bool> dispatch_left_{false};  // some command is not dispatched yet
   std::atomic<int> dispatch_blocker_{-1};   // the command the dispatch waits for, or -1
   alignas(64) std::atomic<uint32_t> work_seq_{0};  // bumped by Wake when someone is parked
