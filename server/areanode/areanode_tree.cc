@@ -160,6 +160,7 @@ void AreanodeTree::InsertInNode(int node_id, EntityId id, const Bounds& box) {
   index_in_node_[id] = static_cast<uint32_t>(ids.size());
   ids.push_back(id);
   node_boxes_[node_id].push_back(box);
+  slots_[node_id].entities.store(static_cast<uint32_t>(ids.size()), std::memory_order_relaxed);
 }
 
 // The node's last entity takes the removed one's place (its index changes: it is in this
@@ -175,6 +176,7 @@ void AreanodeTree::RemoveFromNode(int node_id, EntityId id) {
   index_in_node_[last] = at;
   ids.pop_back();
   boxes.pop_back();
+  slots_[node_id].entities.store(static_cast<uint32_t>(ids.size()), std::memory_order_relaxed);
 }
 
 // The box is stored before the entity enters a node: no other thread can reach entity_box_[id]
@@ -220,6 +222,7 @@ void AreanodeTree::Relink(EntityId id, const Bounds& box) {
 void AreanodeTree::UnlinkAll() {
   for (std::vector<EntityId>& ids : node_ids_) ids.clear();
   for (BoxColumns& boxes : node_boxes_) boxes.clear();
+  for (NodeSlot& slot : slots_) slot.entities.store(0, std::memory_order_relaxed);
   std::fill(entity_node_.begin(), entity_node_.end(), -1);
 }
 
@@ -237,9 +240,16 @@ void AreanodeTree::QueryUnordered(const Bounds& box, std::vector<EntityId>* out)
 // strictly. A box whose face lies on a plane cannot intersect an entity on the other side, since
 // linked boxes lie strictly inside their node's open region; so Query reads only leaves that
 // LeavesTouching (inclusive) reports.
+//
+// An empty parent is passed without its lock. That gives the locked scan's result: a query runs
+// inside leaves its caller holds (the server's region locks, or parallel replay's leaf
+// dependencies), and an entity that another thread links meanwhile lies inside that thread's
+// leaves, so it cannot meet this box (boxes that touch share a leaf, LeavesTouching being
+// inclusive). Whatever linked an entity this box can meet happened before the query started,
+// so the count read here is not older than that link.
 void AreanodeTree::QueryNode(int node_id, const Bounds& box, std::vector<EntityId>* out) const {
-  {
-    ParentLock lock(ParentSlot(node_id));
+  if (NodeSlot* slot = ParentSlot(node_id); slot == nullptr || slot->entities.load(std::memory_order_relaxed) != 0) {
+    ParentLock lock(slot);
     // Four boxes per test: most of a node's boxes miss, in no predictable pattern.
     node_boxes_[node_id].AppendIntersecting(box, node_ids_[node_id].data(), out);
   }
@@ -341,8 +351,9 @@ void AreanodeTree::QuerySegment(core::Vec3 start, core::Vec3 end, float pad,
 // passes near instead of every node under its bounding box.
 void AreanodeTree::QuerySegmentNode(int node_id, const PaddedSegment& segment, float t0, float t1,
                                     std::vector<EntityId>* out) const {
-  {
-    ParentLock lock(ParentSlot(node_id));
+  // An empty parent is passed without its lock, as in QueryNode.
+  if (NodeSlot* slot = ParentSlot(node_id); slot == nullptr || slot->entities.load(std::memory_order_relaxed) != 0) {
+    ParentLock lock(slot);
     const BoxColumns& boxes = node_boxes_[node_id];
     const std::vector<EntityId>& ids = node_ids_[node_id];
     for (size_t i = 0; i < boxes.size(); ++i) {

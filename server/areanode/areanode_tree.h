@@ -40,6 +40,7 @@
 // between a parallel run and its serial replay).
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <mutex>
 #include <vector>
@@ -82,6 +83,10 @@ struct alignas(64) NodeSlot {
   // Parent-lock acquisitions (the tree's own locking; leaves are counted per frame by the
   // server's locker instead); written only while holding `mutex`.
   uint64_t lock_count = 0;
+  // Entities linked in this node. Written with the node's list (under `mutex` for a parent with
+  // parent locking on); read without the lock by queries, which skip an empty parent's lock and
+  // list (AreanodeTree::QueryNode says why that is exact).
+  std::atomic<uint32_t> entities{0};
 };
 
 // Per-thread parent-lock accounting (thread_local inside the tree's .cc). An acquisition first

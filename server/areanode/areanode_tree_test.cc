@@ -380,12 +380,36 @@ TEST_CASE("parent locking counts one acquisition per parent list touched", "[are
   tree.Relink(1, Bounds{{-11, -11, 0}, {11, 11, 0}});    // same node, in place: 1
   REQUIRE(counters.acquisitions == before.acquisitions + 2);
   std::vector<EntityId> got;
-  tree.Query(Bounds{{-2000, -2000, -100}, {2000, 2000, 100}}, &got);  // every parent: 7
+  // Every parent list: only the root holds entities; the 6 empty parents are passed unlocked.
+  tree.Query(Bounds{{-2000, -2000, -100}, {2000, 2000, 100}}, &got);
   REQUIRE(got == std::vector<EntityId>{0, 1, 2});
-  REQUIRE(counters.acquisitions == before.acquisitions + 2 + 7);
+  REQUIRE(counters.acquisitions == before.acquisitions + 2 + 1);
+  // A box across the split of the root's first child (and inside that child): a parent below
+  // the root.
+  const areanode::Node& child = tree.node(tree.node(0).children[0]);
+  REQUIRE(child.axis >= 0);
+  Bounds across = child.bounds;
+  across.mins.z = across.maxs.z = 0;
+  across.mins[child.axis] = child.dist - 5;
+  across.maxs[child.axis] = child.dist + 5;
+  const int other = 1 - child.axis;
+  across.mins[other] += 10;
+  across.maxs[other] = across.mins[other] + 10;
+  tree.Link(3, across);                                   // 1
+  const int parent = tree.NodeOf(3);
+  REQUIRE(parent == tree.node(0).children[0]);
+  REQUIRE(tree.node(parent).leaf < 0);
+  tree.Query(Bounds{{-2000, -2000, -100}, {2000, 2000, 100}}, &got);  // root and that parent: 2
+  REQUIRE(got == std::vector<EntityId>{0, 1, 2, 3});
+  REQUIRE(counters.acquisitions == before.acquisitions + 3 + 1 + 2);
+  tree.Unlink(3);                                         // that parent: 1
   tree.Unlink(1);                                         // root list: 1
-  REQUIRE(counters.acquisitions == before.acquisitions + 10);
-  REQUIRE(tree.slot(0).lock_count == 4);
+  REQUIRE(counters.acquisitions == before.acquisitions + 8);
+  REQUIRE(tree.slot(0).lock_count == 5);  // link, relink, two queries, unlink
+  REQUIRE(tree.slot(parent).lock_count == 3);  // link, one query, unlink
+  tree.Query(Bounds{{-2000, -2000, -100}, {2000, 2000, 100}}, &got);  // the root only: 1
+  REQUIRE(got == std::vector<EntityId>{0, 2});
+  REQUIRE(counters.acquisitions == before.acquisitions + 9);
   REQUIRE(counters.contended >= before.contended);
 }
 
