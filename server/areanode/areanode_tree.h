@@ -31,7 +31,10 @@
 // everything. With parent locking on (set_parent_locking(true), for the parallel server), the
 // tree itself takes a non-leaf node's slot mutex while reading or writing that node's list (one
 // at a time, so no lock-order issues), and the caller must hold the leaf slot mutex of every leaf
-// whose list it reads or writes (the server's region locks). An entity's own fields (IsLinked,
+// whose list it reads or writes (the server's region locks). A query passes a parent node whose
+// list is empty (NodeSlot::entities) without its lock: by the covering property, an entity
+// another thread links meanwhile lies in leaves this query does not hold, so it could not meet
+// the query's box anyway (QueryNode). An entity's own fields (IsLinked,
 // NodeOf, BoxOf) and its Link/Unlink/Relink belong to one thread at a time, the entity's owner.
 // set_parent_locking, UnlinkAll and construction need exclusive access. Time spent acquiring
 // parent locks is added to the calling thread's ParentLockCounters.
