@@ -52,6 +52,10 @@ cxxopts::Options MakeOptions() {
     ("verify", "Count durability violations: a rejoin reporting fewer applied commands than seen")
     ("silence-ms", "Treat the server as lost after this many ms without a snapshot (100..60000)",
      cxxopts::value<int>()->default_value("750"))
+    ("drain-ms", "At the end of the run (--duration, SIGINT, SIGTERM) wait at most this many ms for the "
+                 "answers to the commands in flight before they count as unanswered; a second signal "
+                 "ends the wait (0..600000)",
+     cxxopts::value<int>()->default_value("500"))
     ("map", "Map file for navigation (default: the server's map, found under maps/ by its status name)",
      cxxopts::value<std::string>()->default_value(""))
     ("quiet", "No console line every second")
@@ -95,6 +99,7 @@ constexpr core::IntRange kBots{"--bots", 1, 100000};
 constexpr double kMinRateHz = 1, kMaxRateHz = 250;
 constexpr core::IntRange kThreads{"--threads", 1, 64};
 constexpr core::IntRange kSilenceMs{"--silence-ms", 100, 60000};
+constexpr core::IntRange kDrainMs{"--drain-ms", 0, 600000};
 
 core::Status ValidateBotOptions(const BotOptions& o) {
   if (core::Status s = kBots.Check(o.bots); !s.ok()) return s;
@@ -108,6 +113,7 @@ core::Status ValidateBotOptions(const BotOptions& o) {
   if (!(o.ramp_s >= 0) || !std::isfinite(o.ramp_s)) return core::Status::InvalidArgument("--ramp must be >= 0");
   if (core::Status s = kThreads.Check(o.threads); !s.ok()) return s;
   if (core::Status s = kSilenceMs.Check(o.silence_ms); !s.ok()) return s;
+  if (core::Status s = kDrainMs.Check(o.drain_ms); !s.ok()) return s;
   // The longest name is "<prefix>-99999": it must pass the protocol's name rules.
   const std::string longest = o.identity_prefix + "-" + std::to_string(o.bots - 1);
   if (!proto::ValidateName(longest).ok()) {
@@ -153,6 +159,7 @@ ParseResult ParseBotOptions(int argc, const char* const* argv, BotOptions* out) 
     o.series_path = r["series"].as<std::string>();
     o.verify = r.count("verify") > 0;
     o.silence_ms = r["silence-ms"].as<int>();
+    o.drain_ms = r["drain-ms"].as<int>();
     o.map_path = r["map"].as<std::string>();
     o.quiet = r.count("quiet") > 0;
     const core::Status s = ValidateBotOptions(o);

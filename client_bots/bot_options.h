@@ -44,6 +44,7 @@ struct BotOptions {
   std::string series_path;       // CSV, one row per second; empty = none
   bool verify = false;           // count durability violations on rejoin
   int silence_ms = 750;          // no snapshot for this long while playing: server lost (100..60000)
+  int drain_ms = 500;            // after the stop, wait at most this long for answers in flight (0..600000)
   std::string map_path;          // for navigation; empty = ask the server's status for its map
   bool quiet = false;            // no console line every second
 

@@ -52,6 +52,8 @@ void BotStats::Merge(const BotStats& o) {
   replies_received += o.replies_received;
   commands_answered += o.commands_answered;
   unanswered += o.unanswered;
+  drains_timed_out += o.drains_timed_out;
+  drains_cut_short += o.drains_cut_short;
   snapshot_errors += o.snapshot_errors;
   kill_events += o.kill_events;
   own_death_events += o.own_death_events;

@@ -50,6 +50,10 @@ struct BotStats {
   uint64_t replies_received = 0;   // snapshots received and decoded
   uint64_t commands_answered = 0;  // commands that some snapshot reported applied
   uint64_t unanswered = 0;         // commands sent but never reported applied
+  // How the end-of-run drain ended, in threads: with answers still in flight when --drain-ms ran
+  // out, or when a second signal ended it. Neither: every answer came in.
+  uint64_t drains_timed_out = 0;
+  uint64_t drains_cut_short = 0;
   uint64_t snapshot_errors = 0;    // undecodable snapshots (missing baseline included)
   // Kill events out of the decoded snapshots (each once, however often it was carried); those
   // whose victim was the bot itself; and the bot's deaths as its own PlayerState counted them

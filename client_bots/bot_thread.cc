@@ -46,7 +46,6 @@ constexpr uint32_t kEnetTimeoutLimit = 32;
 constexpr uint32_t kEnetTimeoutMinMs = 5000;
 constexpr uint32_t kEnetTimeoutMaxMs = 10000;
 constexpr uint64_t kPhaseSalt = 0x9A5Eull;
-constexpr uint64_t kDrainMs = 500;
 constexpr uint64_t kDisconnectMs = 300;
 // The loop runs once per kLoopUs: everything that arrived meanwhile is read in one batch and all
 // commands due are sent with one flush per host. It bounds wake-ups (and so CPU) whatever the
@@ -613,10 +612,17 @@ void BotThread::Finish(const std::atomic<bool>& abort) {
     }
     return n;
   };
-  while (outstanding() > 0 && NowUs() < stop_us + kDrainMs * 1000 && !abort.load(std::memory_order_relaxed)) {
+  const uint64_t drain_until_us = stop_us + static_cast<uint64_t>(options_.drain_ms) * 1000;
+  bool cut_short = false;
+  while (outstanding() > 0 && NowUs() < drain_until_us) {
+    if (abort.load(std::memory_order_relaxed)) {
+      cut_short = true;
+      break;
+    }
     ServiceHosts();
     WaitForTraffic(1);
   }
+  if (outstanding() > 0) ++(cut_short ? stats_.drains_cut_short : stats_.drains_timed_out);
   // Leave politely so the server frees the slots now, not at its timeout.
   for (Bot& b : bots_) {
     if (b.state == BotState::kPlaying) stats_.unanswered += b.sent_seq - b.answered_seq;

@@ -47,7 +47,8 @@ class BotThread {
   core::Status Init();
 
   // Plays until `stop` is set or the run's duration is over, then drains the answers still in
-  // flight (up to 0.5 s; `abort` set cuts the drain short) and disconnects every bot.
+  // flight (up to --drain-ms; `abort` set cuts the drain short; stats() says which ended it) and
+  // disconnects every bot.
   void Run(const std::atomic<bool>& stop, const std::atomic<bool>& abort);
 
   const BotStats& stats() const { return stats_; }

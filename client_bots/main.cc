@@ -24,7 +24,7 @@
 
 namespace {
 
-// SIGINT or SIGTERM ends the run as its duration would: no new command, up to 0.5 s for the
+// SIGINT or SIGTERM ends the run as its duration would: no new command, up to --drain-ms for the
 // answers in flight, then the report. A second one cuts that wait short. (Lock-free atomics
 // only: they are safe in a signal handler.)
 std::atomic<bool> g_stop{false};
@@ -170,6 +170,10 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
   }
   facts.elapsed_s = std::min(since(), o.duration_s);
+  if (g_stop.load()) {
+    std::fprintf(stderr, "stopping on a signal: no new commands; waiting up to %d ms for the answers in flight "
+                 "(a second signal ends the wait)\n", o.drain_ms);
+  }
   for (auto& r : running) r.join();
   facts.cpu_s = core::ProcessCpuSeconds() - cpu_start;
 

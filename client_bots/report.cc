@@ -62,6 +62,10 @@ std::string SummaryJson(const BotOptions& o, const BotStats& s, const RunFacts& 
     << ", \"max\": " << Num(s.read_lag.max_us() * ms) << "},\n";
   j << "  \"commands_answered\": " << s.commands_answered << ",\n";
   j << "  \"unanswered\": " << s.unanswered << ",\n";
+  // The end-of-run drain: "cut_short" if a second signal ended some thread's wait, else
+  // "timed_out" if some thread still had answers in flight at --drain-ms, else "complete".
+  j << "  \"drain\": \"" << (s.drains_cut_short > 0 ? "cut_short" : s.drains_timed_out > 0 ? "timed_out" : "complete")
+    << "\",\n";
   j << "  \"snapshot_errors\": " << s.snapshot_errors << ",\n";
   j << "  \"kill_events\": " << s.kill_events << ",\n";
   j << "  \"own_death_events\": " << s.own_death_events << ",\n";

@@ -106,23 +106,51 @@ BotsRun RunBots(uint16_t port, const std::string& tag, std::vector<std::string> 
   return r;
 }
 
-// Polls the bots' --series CSV (a row per second: t_s,connected,requests_per_s,replies_per_s,
-// ...,reconnects) until `rows_needed` rows report all `bots` connected, replies received and at
-// least `reconnects` reconnects so far (true), or the deadline passes (false).
-int SeriesRowsMatching(const std::string& csv_path, int bots, double reconnects) {
+// The rows of the bots' --series CSV (a row per second: t_s,connected,requests_per_s,
+// replies_per_s,...,reconnects) for which `match` holds; `match` gets the row's 9 numbers.
+int CountSeriesRows(const std::string& csv_path, const std::function<bool(const double* f)>& match) {
   std::istringstream rows(ReadFile(csv_path));
   std::string row;
   int matching = 0;
   while (std::getline(rows, row)) {
     if (row.empty() || row[0] == 't') continue;  // the header
-    double f[9] = {};  // f[1]: connected, f[3]: replies per second, f[8]: reconnects
+    double f[9] = {};
     if (std::sscanf(row.c_str(), "%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf,%lf", &f[0], &f[1], &f[2], &f[3], &f[4],
                     &f[5], &f[6], &f[7], &f[8]) == 9 &&
-        f[1] == bots && f[3] > 0 && f[8] >= reconnects) {
+        match(f)) {
       ++matching;
     }
   }
   return matching;
+}
+
+// Rows that report all `bots` connected, replies received and at least `reconnects` reconnects so
+// far.
+int SeriesRowsMatching(const std::string& csv_path, int bots, double reconnects) {
+  return CountSeriesRows(csv_path, [&](const double* f) { return f[1] == bots && f[3] > 0 && f[8] >= reconnects; });
+}
+
+// Polls until a row shows a second in which all `bots` were connected and sent commands and
+// none was answered (true), or the deadline passes (false).
+bool WaitForUnansweredSecond(const std::string& csv_path, int bots, double timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (CountSeriesRows(csv_path, [&](const double* f) { return f[1] == bots && f[2] > 0 && f[3] == 0; }) > 0) {
+      return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+// Polls until the file holds `text` (true), or the deadline passes (false).
+bool WaitForText(const std::string& path, const std::string& text, double timeout_s) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (ReadFile(path).find(text) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
 }
 
 bool WaitForSeriesRows(const std::string& csv_path, int bots, double reconnects, int rows_needed,
@@ -433,6 +461,51 @@ TEST_CASE("a bot process paused for 1.5 s does not blame the server") {
   CHECK(JsonNumber(json, "connected") == 8);
 }
 
+TEST_CASE("the drain at the end of a run says how it ended, and a second SIGINT ends it at once") {
+  ServerRun server = StartServer(0, "drain");
+  // An ordinary stop with the server answering: every answer comes in.
+  const BotsRun done = RunBotsUntilAllPlayed(server.port, "drain_done", 4, {"--identity-prefix", "drainA"});
+  INFO(done.json << done.err);
+  REQUIRE(done.rc == 0);
+  CHECK(svtest::ParseJson(done.json)["drain"].string == "complete");
+  CHECK(JsonNumber(done.json, "unanswered") == 0);
+
+  // With the server stopped (SIGSTOP) the commands in flight are never answered. --silence-ms
+  // 60000 keeps the bots waiting for it rather than giving their commands up and rejoining.
+  auto stop_while_server_stopped = [&](const std::string& tag, const std::string& drain_ms, bool second_signal) {
+    const std::string series = TempPath(tag + ".csv");
+    const BotsRun r = RunBots(
+        server.port, tag,
+        {"--bots", "4", "--duration", "300", "--series", series, "--identity-prefix", tag, "--silence-ms", "60000",
+         "--drain-ms", drain_ms},
+        30, [&](Subprocess& bots) {
+          REQUIRE(WaitUntilAllPlaying(series, 4, 60, 2));
+          server.process->Signal(SIGSTOP);
+          REQUIRE(WaitForUnansweredSecond(series, 4, 30));
+          bots.Signal(SIGINT);
+          // The bots say when the first signal has been taken; only then is a second one
+          // a second signal (two pending SIGINTs merge into one).
+          REQUIRE(WaitForText(TempPath(tag + ".bots.err"), "stopping on a signal", 30));
+          if (second_signal) bots.Signal(SIGINT);
+        });
+    server.process->Signal(SIGCONT);
+    return r;
+  };
+  // One signal and a short drain: it runs out with answers still in flight.
+  const BotsRun timed_out = stop_while_server_stopped("drainB", "200", false);
+  INFO(timed_out.json << timed_out.err);
+  REQUIRE(timed_out.rc == 0);
+  CHECK(svtest::ParseJson(timed_out.json)["drain"].string == "timed_out");
+  CHECK(JsonNumber(timed_out.json, "unanswered") > 0);
+  // A ten-minute drain and a second signal: the bots exit and report well before RunBots'
+  // 30 s deadline, so the second signal ended the wait.
+  const BotsRun cut = stop_while_server_stopped("drainC", "600000", true);
+  INFO(cut.json << cut.err);
+  REQUIRE(cut.rc == 0);
+  CHECK(svtest::ParseJson(cut.json)["drain"].string == "cut_short");
+  CHECK(JsonNumber(cut.json, "unanswered") > 0);
+}
+
 TEST_CASE("bad flags give exit code 2 and a message naming the flag") {
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"--bots", "0"}, "--bots"},
@@ -442,6 +515,8 @@ TEST_CASE("bad flags give exit code 2 and a message naming the flag") {
       {{"--frobnicate"}, "frobnicate"},
       {{"--server", "no.such.host.invalid:27500"}, "cannot resolve"},
       {{"--map", "maps/does_not_exist.map"}, "--map"},
+      {{"--drain-ms", "-1"}, "--drain-ms"},
+      {{"--drain-ms", "600001"}, "--drain-ms"},
   };
   for (const auto& [args, needle] : cases) {
     std::vector<std::string> argv = {kBin + "/aftershock-bots"};
