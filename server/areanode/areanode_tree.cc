@@ -248,7 +248,7 @@ void AreanodeTree::QueryUnordered(const Bounds& box, std::vector<EntityId>* out)
 // inclusive). Whatever linked an entity this box can meet happened before the query started,
 // so the count read here is not older than that link.
 void AreanodeTree::QueryNode(int node_id, const Bounds& box, std::vector<EntityId>* out) const {
-  if (NodeSlot* slot = ParentSlot(node_id); slot == nullptr || slot->entities.load(std::memory_order_relaxed) != 0) {
+  if (NodeSlot* slot = ParentSlot(node_id); MustScan(slot)) {
     ParentLock lock(slot);
     // Four boxes per test: most of a node's boxes miss, in no predictable pattern.
     node_boxes_[node_id].AppendIntersecting(box, node_ids_[node_id].data(), out);
@@ -348,11 +348,11 @@ void AreanodeTree::QuerySegment(core::Vec3 start, core::Vec3 end, float pad,
 
 // SV_AreaEdicts_r along a segment: scan this node's list, then descend into each child with the
 // part of the segment on its side (within the pad), so a long diagonal visits only the nodes it
-// passes near instead of every node under its bounding box.
+// passes near instead of every node under its bounding box. An empty parent is passed without
+// its lock, as in QueryNode.
 void AreanodeTree::QuerySegmentNode(int node_id, const PaddedSegment& segment, float t0, float t1,
                                     std::vector<EntityId>* out) const {
-  // An empty parent is passed without its lock, as in QueryNode.
-  if (NodeSlot* slot = ParentSlot(node_id); slot == nullptr || slot->entities.load(std::memory_order_relaxed) != 0) {
+  if (NodeSlot* slot = ParentSlot(node_id); MustScan(slot)) {
     ParentLock lock(slot);
     const BoxColumns& boxes = node_boxes_[node_id];
     const std::vector<EntityId>& ids = node_ids_[node_id];

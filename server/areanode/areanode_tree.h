@@ -34,8 +34,8 @@
 // whose list it reads or writes (the server's region locks). A query passes a parent node whose
 // list is empty (NodeSlot::entities) without its lock: by the covering property, an entity
 // another thread links meanwhile lies in leaves this query does not hold, so it could not meet
-// the query's box anyway (QueryNode). An entity's own fields (IsLinked,
-// NodeOf, BoxOf) and its Link/Unlink/Relink belong to one thread at a time, the entity's owner.
+// the query's box anyway (QueryNode). An entity's own fields (IsLinked, NodeOf, BoxOf) and its
+// Link/Unlink/Relink belong to one thread at a time, the entity's owner.
 // set_parent_locking, UnlinkAll and construction need exclusive access. Time spent acquiring
 // parent locks is added to the calling thread's ParentLockCounters.
 //
@@ -182,6 +182,12 @@ class AreanodeTree {
   // The parent slot to lock for node_id's list, or nullptr (a leaf, or parent locking off).
   NodeSlot* ParentSlot(int node_id) const {
     return (parent_locking_ && nodes_[node_id].axis >= 0) ? &slots_[node_id] : nullptr;
+  }
+  // Whether a query reads the list of the node whose ParentSlot is `slot`: always for a leaf or
+  // with parent locking off (null), and for a parent only if it holds entities (QueryNode says
+  // why an empty one may be passed without its lock).
+  static bool MustScan(const NodeSlot* slot) {
+    return slot == nullptr || slot->entities.load(std::memory_order_relaxed) != 0;
   }
 
   int depth_ = 0;
