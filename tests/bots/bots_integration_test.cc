@@ -106,6 +106,16 @@ BotsRun RunBots(uint16_t port, const std::string& tag, std::vector<std::string> 
   return r;
 }
 
+// Calls `done` every `period_ms` until it returns true (true), or `timeout_s` passes (false).
+bool PollUntil(double timeout_s, const std::function<bool()>& done, int period_ms = 50) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(period_ms));
+  }
+  return false;
+}
+
 // The rows of the bots' --series CSV (a row per second: t_s,connected,requests_per_s,
 // replies_per_s,...,reconnects) for which `match` holds; `match` gets the row's 9 numbers.
 int CountSeriesRows(const std::string& csv_path, const std::function<bool(const double* f)>& match) {
@@ -133,34 +143,19 @@ int SeriesRowsMatching(const std::string& csv_path, int bots, double reconnects)
 // Polls until a row shows a second in which all `bots` were connected and sent commands and
 // none was answered (true), or the deadline passes (false).
 bool WaitForUnansweredSecond(const std::string& csv_path, int bots, double timeout_s) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (CountSeriesRows(csv_path, [&](const double* f) { return f[1] == bots && f[2] > 0 && f[3] == 0; }) > 0) {
-      return true;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
+  return PollUntil(timeout_s, [&] {
+    return CountSeriesRows(csv_path, [&](const double* f) { return f[1] == bots && f[2] > 0 && f[3] == 0; }) > 0;
+  });
 }
 
 // Polls until the file holds `text` (true), or the deadline passes (false).
 bool WaitForText(const std::string& path, const std::string& text, double timeout_s) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (ReadFile(path).find(text) != std::string::npos) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return false;
+  return PollUntil(timeout_s, [&] { return ReadFile(path).find(text) != std::string::npos; }, 20);
 }
 
 bool WaitForSeriesRows(const std::string& csv_path, int bots, double reconnects, int rows_needed,
                        double timeout_s) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (SeriesRowsMatching(csv_path, bots, reconnects) >= rows_needed) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  return false;
+  return PollUntil(timeout_s, [&] { return SeriesRowsMatching(csv_path, bots, reconnects) >= rows_needed; });
 }
 
 // `seconds` rows with every bot playing and answered. Two such rows mean a whole second in which
@@ -185,17 +180,14 @@ double ServerFigure(const std::string& stats, const std::string& key) {
 // after a stall: a file written after the stall (uptime past `resumed_uptime_s`) is read, then
 // one counting more replies than it. False at the deadline.
 bool WaitUntilServerReplies(const std::string& stats, double resumed_uptime_s, double timeout_s) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   double baseline = -1;
-  while (std::chrono::steady_clock::now() < deadline) {
+  return PollUntil(timeout_s, [&] {
     if (baseline < 0) {
       if (ServerFigure(stats, "uptime_s") >= resumed_uptime_s) baseline = ServerFigure(stats, "replies");
-    } else if (ServerFigure(stats, "replies") > baseline) {
-      return true;
+      return false;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return false;
+    return ServerFigure(stats, "replies") > baseline;
+  }, 20);
 }
 
 void Pause(Subprocess& p, int pause_ms) {
@@ -371,14 +363,12 @@ TEST_CASE("bots with --verify stay clean across a kill -9 while players migrate 
   REQUIRE(WaitUntilAllPlaying(series, 12, 60, 2));
   // Kill it once players have migrated (the stats file counts them), so the log holds ticks
   // whose commands ran on a thread other than their port's.
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   double migrations = 0;
-  while (std::chrono::steady_clock::now() < deadline) {
+  PollUntil(60, [&] {
     const std::string text = ReadFile(stats);
     if (!text.empty()) migrations = JsonNumber(text, "migrations", "assignment");
-    if (migrations >= 3) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
+    return migrations >= 3;
+  });
   REQUIRE(migrations >= 3);
   server.process->Kill(SIGKILL);
   server = StartServer(server.port, "locality2", locality);
