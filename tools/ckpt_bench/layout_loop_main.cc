@@ -11,7 +11,10 @@
 //   object     - the two copies follow each object: [state][ping][pong] per object, flags apart;
 //   line       - the copies follow each 64-byte line of the state: [line][ping][pong];
 //   list       - a copy array of its own, and the cell's index appended to a list instead of a
-//                flag (no read-modify-write, and the writer merges only the listed cells).
+//                flag (no read-modify-write, and the writer merges only the listed cells);
+//   redo       - no copy array: each update appends (cell, new value) to the tick's buffer, which
+//                the writer applies to its image (the copy as a log; its size grows with the
+//                updates of a checkpoint period, which the real checkpointer would have to bound).
 // Between ticks, untimed, the "writer" does what the real one does to the caches: it reads back
 // every cell written in the previous tick from the copy that stopped being current, and clears
 // its flags. Layouts alternate within each round; medians over rounds of the per-tick median.
@@ -32,9 +35,9 @@ constexpr uint64_t kObjectBytes = 256;
 constexpr uint64_t kCellsPerObject = kObjectBytes / 8;
 constexpr uint64_t kLinesPerObject = kObjectBytes / 64;
 
-enum class Layout { kState, kSeparate, kObject, kLine, kList };
+enum class Layout { kState, kSeparate, kObject, kLine, kList, kRedo };
 constexpr Layout kLayouts[] = {Layout::kState, Layout::kSeparate, Layout::kObject, Layout::kLine,
-                               Layout::kList};
+                               Layout::kList, Layout::kRedo};
 const char* Name(Layout l) {
   switch (l) {
     case Layout::kState: return "state";
@@ -42,6 +45,7 @@ const char* Name(Layout l) {
     case Layout::kObject: return "object";
     case Layout::kLine: return "line";
     case Layout::kList: return "list";
+    case Layout::kRedo: return "redo";
   }
   return "?";
 }
@@ -79,10 +83,15 @@ class Arena {
   void Tick(const Update* u, size_t n, int ping) {
     uint8_t* flags = flags_[ping].data();
     list_.clear();
+    if (layout_ == Layout::kRedo) redo_.resize(n);
     for (size_t i = 0; i < n; ++i) {
       const uint64_t o = u[i].object, c = u[i].cell;
       std::memcpy(State(o, c), &u[i].value, 8);
       if (layout_ == Layout::kState) continue;
+      if (layout_ == Layout::kRedo) {
+        redo_[i] = {static_cast<uint32_t>(o * kCellsPerObject + c), u[i].value};
+        continue;
+      }
       std::memcpy(Copy(ping, o, c), &u[i].value, 8);
       if (layout_ == Layout::kList) {
         list_.push_back(static_cast<uint32_t>(o * kCellsPerObject + c));
@@ -95,6 +104,10 @@ class Arena {
   // Untimed: the writer's merge of copy `pong` into its image.
   void Merge(int pong) {
     if (layout_ == Layout::kState) return;
+    if (layout_ == Layout::kRedo) {
+      for (const RedoEntry& e : redo_) std::memcpy(&image_[e.cell * 8ull], &e.value, 8);
+      return;
+    }
     if (layout_ == Layout::kList) {
       for (uint32_t cell : list_) {
         std::memcpy(&image_[cell * 8ull], Copy(pong, cell / kCellsPerObject, cell % kCellsPerObject), 8);
@@ -132,6 +145,11 @@ class Arena {
   std::vector<uint8_t> flags_[2];
   std::vector<uint8_t> image_;
   std::vector<uint32_t> list_;
+  struct RedoEntry {
+    uint32_t cell;
+    uint64_t value;
+  };
+  std::vector<RedoEntry> redo_;
 };
 
 // The median over the ticks of ns per update, for one layout; -1 if the writer's image came out
