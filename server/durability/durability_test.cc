@@ -64,7 +64,7 @@ class Driver {
     ApplyWorldPhase(world_, true, &r);
     for (auto& bot : bots_) {
       const game::UserCmd c = bot.Next(*world_);
-      if (world_->ExecuteCommand(bot.player(), c).ok()) recorder_.Record(0, bot.player(), c);
+      if (world_->ExecuteCommand(bot.player(), c).ok()) recorder_.Record(0, bot.player(), c, {});
     }
     recorder_.MergeInto(&r);
     core::Status s = dur_->AppendTickRecord(tick, r);

@@ -59,14 +59,22 @@ ParallelReplay::Stats ParallelReplay::stats() const {
 }
 
 core::Status ParallelReplay::ApplyCommands(const std::vector<TickCommand>& commands) {
+  return Apply(commands, nullptr);
+}
+
+core::Status ParallelReplay::ApplyCommands(const TickRecord& record) {
+  return Apply(record.commands, record.scheduled ? &record : nullptr);
+}
+
+core::Status ParallelReplay::Apply(const std::vector<TickCommand>& commands, const TickRecord* schedule) {
   const int n = static_cast<int>(commands.size());
   const bool small = n < options_.min_parallel_commands;
-  if (!small && !options_.adaptive) return ApplyOnPool(commands);
+  if (!small && !options_.adaptive) return ApplyOnPool(commands, schedule);
   AdaptiveChoice::Tick choice{true, false};
   if (!small) choice = adaptive_.Next();
   const bool serial = choice.serial;
   const uint64_t t0 = core::SteadyNs();
-  const core::Status s = serial ? ApplySerially(commands) : ApplyOnPool(commands);
+  const core::Status s = serial ? ApplySerially(commands) : ApplyOnPool(commands, schedule);
   if (choice.timed) adaptive_.Record(core::SteadyNs() - t0, static_cast<uint64_t>(n));
   if (serial) {
     core::MutexLock lock(&mu_);
@@ -110,16 +118,26 @@ core::Status ParallelReplay::ApplySerially(const std::vector<TickCommand>& comma
   return core::Status::OK();
 }
 
-core::Status ParallelReplay::ApplyOnPool(const std::vector<TickCommand>& commands) {
+core::Status ParallelReplay::ApplyOnPool(const std::vector<TickCommand>& commands,
+                                         const TickRecord* schedule) {
   // No helper touches the World between ticks, so the owner may switch the tree's mode here.
   areanode::AreanodeTree& tree = world_->tree();
   const bool parent_locking = tree.parent_locking();
   tree.set_parent_locking(true);
 
-  dispatch_.Lock();
-  PrepareTick(commands);
-  const uint64_t stalls_before = dispatch_stalls_;
-  dispatch_.Unlock();
+  uint64_t stalls_before = 0;
+  schedule_ = schedule;
+  if (schedule != nullptr) {  // the walk's state stays as it is: RunTick takes the streams
+    PrepareStreams(*schedule);
+    commands_ = &commands;
+    failed_.store(false, std::memory_order_relaxed);
+  } else {
+    dispatch_.Lock();
+    PrepareTick(commands);
+    stalls_before = dispatch_stalls_;
+    dispatch_.Unlock();
+  }
+  const uint64_t waits_before = schedule_waits_.load(std::memory_order_relaxed);
   {
     core::MutexLock lock(&mu_);
     failure_ = core::Status::OK();
@@ -136,10 +154,14 @@ core::Status ParallelReplay::ApplyOnPool(const std::vector<TickCommand>& command
   while (members_.load(std::memory_order_acquire) != kClosedTick) std::this_thread::yield();
   const uint64_t ran = owner_ran + helper_ran_.exchange(0, std::memory_order_relaxed);
 
-  dispatch_.Lock();
-  const int tick_chain = tick_chain_;
-  const uint64_t stalls = dispatch_stalls_ - stalls_before;
-  dispatch_.Unlock();
+  int tick_chain = 0;
+  uint64_t stalls = 0;
+  if (schedule == nullptr) {
+    dispatch_.Lock();
+    tick_chain = tick_chain_;
+    stalls = dispatch_stalls_ - stalls_before;
+    dispatch_.Unlock();
+  }
   core::Status result;
   {
     core::MutexLock lock(&mu_);
@@ -147,10 +169,17 @@ core::Status ParallelReplay::ApplyOnPool(const std::vector<TickCommand>& command
     ++stats_.parallel_ticks;
     stats_.commands += ran;
     stats_.pool_commands += ran;
-    stats_.critical_path += static_cast<uint64_t>(tick_chain);
-    stats_.dispatch_stalls += stalls;
+    if (schedule != nullptr) {
+      ++stats_.scheduled_ticks;
+      stats_.schedule_waits += schedule_waits_.load(std::memory_order_relaxed) - waits_before;
+    } else {
+      stats_.walk_commands += ran;
+      stats_.critical_path += static_cast<uint64_t>(tick_chain);
+      stats_.dispatch_stalls += stalls;
+    }
   }
   commands_ = nullptr;
+  schedule_ = nullptr;
   tree.set_parent_locking(parent_locking);
   return result;
 }
@@ -231,6 +260,7 @@ void ParallelReplay::HelperMain() {
 // Each thread extends the dispatch when it can (so that ready work appears early), runs a ready
 // command, and idles only when neither is possible.
 uint64_t ParallelReplay::RunTick() {
+  if (schedule_ != nullptr) return RunStreams();
   uint64_t ran = 0;
   int next = -1;  // a command the last completion made ready for this thread
   while (done_count_.load(std::memory_order_acquire) != count_) {
@@ -244,6 +274,89 @@ uint64_t ParallelReplay::RunTick() {
   }
   AS_CHECK(next < 0, "ParallelReplay: a command was made ready after the tick's last one");
   return ran;
+}
+
+void ParallelReplay::PrepareStreams(const TickRecord& schedule) {
+  if (streams_ == nullptr) streams_ = std::make_unique<Stream[]>(kMaxScheduleWorkers);
+  for (int w = 0; w < stream_count_; ++w) streams_[w].commands.clear();
+  stream_count_ = 0;
+  for (size_t j = 0; j < schedule.commands.size(); ++j) {
+    const int w = schedule.commands[j].worker;
+    streams_[w].commands.push_back(static_cast<int>(j));
+    stream_count_ = std::max(stream_count_, w + 1);
+  }
+  for (int w = 0; w < stream_count_; ++w) {
+    streams_[w].next = 0;
+    streams_[w].done.store(0, std::memory_order_relaxed);
+    streams_[w].busy.store(false, std::memory_order_relaxed);
+  }
+}
+
+// Each pass offers every unfinished stream that nobody holds; a thread that found nothing to run
+// spins a little, then yields (a wait is usually met within a command's time).
+uint64_t ParallelReplay::RunStreams() {
+  uint64_t ran = 0;
+  const int n = stream_count_;
+  const int first = n > 0 ? static_cast<int>(stream_ticket_.fetch_add(1, std::memory_order_relaxed) % static_cast<uint32_t>(n)) : 0;
+  uint64_t spin_until = 0;
+  for (;;) {
+    bool all_done = true, progressed = false;
+    for (int k = 0; k < n; ++k) {
+      Stream& st = streams_[(first + k) % n];
+      if (st.done.load(std::memory_order_acquire) == st.commands.size()) continue;
+      all_done = false;
+      if (st.busy.load(std::memory_order_relaxed) || st.busy.exchange(true, std::memory_order_acquire)) continue;
+      progressed |= RunStream(&st, &ran);
+      st.busy.store(false, std::memory_order_release);
+    }
+    if (all_done || failed_.load(std::memory_order_acquire)) return ran;
+    if (progressed) {
+      spin_until = 0;
+    } else if (spin_until == 0) {
+      spin_until = core::SteadyNs() + kWorkSpinNs;
+    } else if (core::SteadyNs() < spin_until) {
+      core::CpuRelax();
+    } else {
+      std::this_thread::yield();
+    }
+  }
+}
+
+bool ParallelReplay::RunStream(Stream* stream, uint64_t* ran) {
+  bool any = false;
+  while (stream->next < stream->commands.size()) {
+    const int j = stream->commands[stream->next];
+    if (!WaitsMet(j)) {
+      schedule_waits_.fetch_add(1, std::memory_order_relaxed);
+      break;
+    }
+    const core::Status s = ApplyLoggedCommand(world_, (*commands_)[static_cast<size_t>(j)]);
+    ++*ran;
+    if (!s.ok()) {
+      core::MutexLock lock(&mu_);
+      if (failure_.ok()) failure_ = s;
+      failed_.store(true, std::memory_order_release);
+      return true;
+    }
+    stream->done.store(++stream->next, std::memory_order_release);
+    any = true;
+    if (options_.shuffle_seed != 0) {
+      // Tests: let the stream go at random, so another thread may take it and the streams
+      // interleave in any order their waits allow.
+      core::MutexLock lock(&shuffle_mu_);
+      if (game::NextRandom(&shuffle_state_) % 2 == 0) break;
+    }
+  }
+  return any;
+}
+
+bool ParallelReplay::WaitsMet(int j) const {
+  const TickCommand& c = schedule_->commands[static_cast<size_t>(j)];
+  for (uint32_t k = 0; k < c.wait_count; ++k) {
+    const TickWait& w = schedule_->waits[c.first_wait + k];
+    if (streams_[w.worker].done.load(std::memory_order_acquire) < w.done) return false;
+  }
+  return true;
 }
 
 // After a refusal no command starts: the rest of the tick is only marked done.

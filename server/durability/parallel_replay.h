@@ -19,6 +19,16 @@
 // (World's contract), each player draws from its own generator in its edict, and tree queries are
 // sorted by id, so neither the order nor the thread changes a single byte.
 //
+// Following the live schedule. A record written by a server with several workers carries the
+// schedule (TickRecord::scheduled): each command's live worker, and the commands of other workers
+// it came after through a shared lock (tick_recorder.h). Then no walk is needed: each worker's
+// commands form a stream, run in log order by one thread at a time, and a command starts once
+// every worker it waits for has finished as many commands as its wait says. Exact for the same
+// reason as the walk: two commands that shared a lock live run in their live order, and that is
+// their log order; two that did not commute. The waits point only backwards in log order (the
+// decoder checks it), so the earliest command not yet run can always start: a thread that meets
+// an unmet wait lets its stream go and takes another, and a lone thread runs them all.
+//
 // Scheduling (parallel_replay.cc): no lock per hand-off. Each command has an atomic count of the
 // dependencies it still waits for and a lock-free list of the commands waiting for it; a command
 // that becomes ready goes into a bounded array queue of the tick's command indices (each is pushed
@@ -98,9 +108,12 @@ class ParallelReplay {
     // once, however long it waited).
     uint64_t dispatch_stalls = 0;
     // Sum over the pool's ticks of the longest chain of commands each waiting for the one before
-    // (through shared leaves): pool_commands / critical_path bounds what any number of threads
+    // (through shared leaves): walk_commands / critical_path bounds what any number of threads
     // gains on those ticks.
     uint64_t critical_path = 0;
+    uint64_t walk_commands = 0;     // pool commands placed by the walk (unscheduled records)
+    uint64_t scheduled_ticks = 0;   // pool ticks that followed the live schedule
+    uint64_t schedule_waits = 0;    // times a thread found a command's wait unmet and let its stream go
   };
 
   struct Options {
@@ -128,6 +141,9 @@ class ParallelReplay {
   // min_parallel_commands or the adaptive choice says so, else on the pool. A refused command is Corruption (ApplyLoggedCommand's message);
   // then no further command is started and the World's state is unspecified.
   core::Status ApplyCommands(const std::vector<TickCommand>& commands);
+  // The same for a whole record's commands: on the pool, by its live schedule if it has one
+  // (record.scheduled), else by the walk.
+  core::Status ApplyCommands(const TickRecord& record);
 
   int threads() const { return options_.threads; }
   Stats stats() const;
@@ -166,10 +182,28 @@ class ParallelReplay {
   static constexpr int kLinking = 1 << 30;
   static constexpr int kClosedTick = 1 << 30;  // members_: the owner has closed the tick
 
+  // A stream: one live worker's commands of the tick, in log order (a scheduled record). Run by
+  // one thread at a time (busy); `done` of them have finished (release; the waits acquire it).
+  struct alignas(64) Stream {
+    std::atomic<bool> busy{false};
+    std::atomic<uint32_t> done{0};
+    uint32_t next = 0;  // the next to run; read and written only by the thread holding busy
+    std::vector<int> commands;  // written by the owner between ticks
+  };
+
+  // schedule: the record whose schedule the pool follows, or null (the walk).
+  core::Status Apply(const std::vector<TickCommand>& commands, const TickRecord* schedule);
   core::Status ApplySerially(const std::vector<TickCommand>& commands);
-  core::Status ApplyOnPool(const std::vector<TickCommand>& commands);
+  core::Status ApplyOnPool(const std::vector<TickCommand>& commands, const TickRecord* schedule);
   // The owner, before a pool tick: sizes and resets the per-command state.
   void PrepareTick(const std::vector<TickCommand>& commands) REQUIRES(dispatch_);
+  // The owner, before a scheduled pool tick: fills the streams.
+  void PrepareStreams(const TickRecord& schedule);
+  // Runs streams until every stream is done (or a command failed); returns how many this thread ran.
+  uint64_t RunStreams();
+  // Runs the stream's commands (the caller holds it) while their waits are met; true if it ran any.
+  bool RunStream(Stream* stream, uint64_t* ran);
+  bool WaitsMet(int j) const;
   void HelperMain();
   // Runs, and takes turns at dispatching, the current tick's commands until all are done;
   // returns how many this thread ran.
@@ -208,6 +242,11 @@ class ParallelReplay {
 
   // Written by the owner between ticks only (before it opens a tick: members_), read during it.
   const std::vector<TickCommand>* commands_ = nullptr;
+  const TickRecord* schedule_ = nullptr;  // the record a scheduled tick follows, or null
+  std::unique_ptr<Stream[]> streams_;     // kMaxScheduleWorkers of them
+  int stream_count_ = 0;                  // streams of the tick: 1 + its highest worker id
+  std::atomic<uint32_t> stream_ticket_{0};  // spreads the threads' first streams
+  std::atomic<uint64_t> schedule_waits_{0};
   int count_ = 0;
   std::unique_ptr<CommandState[]> state_;
   std::unique_ptr<std::atomic<int>[]> ready_slots_;  // the ready queue: indices in push order

@@ -87,7 +87,7 @@ core::Status ApplyLoggedWorldPart(game::World* world, const TickRecord& record) 
 core::Status ApplyTick(game::World* world, const TickRecord& record, ParallelReplay* parallel) {
   core::Status s = ApplyLoggedWorldPart(world, record);
   if (!s.ok()) return s;
-  if (parallel != nullptr) return parallel->ApplyCommands(record.commands);
+  if (parallel != nullptr) return parallel->ApplyCommands(record);
   for (const TickCommand& c : record.commands) {
     s = ApplyLoggedCommand(world, c);
     if (!s.ok()) return s;

@@ -17,6 +17,8 @@ using recovery::PutFixed32;
 using recovery::PutFixed64;
 
 constexpr uint8_t kFlagWorldPhase = 1;
+constexpr uint8_t kFlagSchedule = 2;  // version 3 only
+constexpr uint8_t kOldestReadVersion = 2;
 constexpr size_t kLeaveSize = 8;  // player i32, evicted i32
 constexpr size_t kJoinFixedSize = 13;  // player u32 | token u64 | name length u8
 
@@ -97,12 +99,15 @@ void TickRecord::Clear() {
   world_phase_ran = false;
   world_tick = 0;
   commands.clear();
+  scheduled = false;
+  waits.clear();
 }
 
 void EncodeTickRecord(const TickRecord& r, std::string* out) {
   out->clear();
   out->push_back(static_cast<char>(kTickRecordVersion));
-  out->push_back(static_cast<char>(r.world_phase_ran ? kFlagWorldPhase : 0));
+  out->push_back(static_cast<char>((r.world_phase_ran ? kFlagWorldPhase : 0) |
+                                   (r.scheduled ? kFlagSchedule : 0)));
   PutFixed16(out, 0);
   PutFixed32(out, static_cast<uint32_t>(r.world_tick));
   PutFixed32(out, static_cast<uint32_t>(r.leaves.size()));
@@ -134,7 +139,56 @@ void EncodeTickRecord(const TickRecord& r, std::string* out) {
     out->push_back(static_cast<char>(u.buttons));
     out->push_back(static_cast<char>(u.impulse));
   }
+  if (!r.scheduled) return;
+  for (const TickCommand& c : r.commands) {
+    out->push_back(static_cast<char>(c.worker));
+    out->push_back(static_cast<char>(c.wait_count));
+    for (uint32_t k = 0; k < c.wait_count; ++k) {
+      const TickWait& w = r.waits[c.first_wait + k];
+      out->push_back(static_cast<char>(w.worker));
+      PutFixed32(out, w.done);
+    }
+  }
 }
+
+namespace {
+
+// The schedule section: per command its worker, its wait count and its waits, each checked
+// against the commands before it (see TickRecord::scheduled).
+core::Status DecodeSchedule(Reader* in, TickRecord* r) {
+  uint32_t before[kMaxScheduleWorkers] = {};  // each worker's commands so far
+  for (TickCommand& c : r->commands) {
+    const size_t at = in->pos();
+    if (in->left() < 2) return Damage(at, "schedule truncated");
+    const char* p = in->Take(2);
+    c.worker = static_cast<uint8_t>(p[0]);
+    c.wait_count = static_cast<uint8_t>(p[1]);
+    c.first_wait = static_cast<uint32_t>(r->waits.size());
+    if (c.worker >= kMaxScheduleWorkers) {
+      return Damage(at, "schedule worker " + std::to_string(c.worker) + " out of range");
+    }
+    if (in->left() < size_t{c.wait_count} * kTickWaitSize) return Damage(at, "schedule waits truncated");
+    for (uint32_t k = 0; k < c.wait_count; ++k) {
+      const size_t wat = in->pos();
+      const char* q = in->Take(kTickWaitSize);
+      TickWait w{static_cast<uint8_t>(q[0]), DecodeFixed32(q + 1)};
+      if (w.worker >= kMaxScheduleWorkers || w.worker == c.worker) {
+        return Damage(wat, "wait on worker " + std::to_string(w.worker) + " by worker " +
+                               std::to_string(c.worker));
+      }
+      if (w.done == 0 || w.done > before[w.worker]) {
+        return Damage(wat, "wait for " + std::to_string(w.done) + " commands of worker " +
+                               std::to_string(w.worker) + ", which ran " +
+                               std::to_string(before[w.worker]) + " before it");
+      }
+      r->waits.push_back(w);
+    }
+    ++before[c.worker];
+  }
+  return core::Status::OK();
+}
+
+}  // namespace
 
 core::Status DecodeTickRecord(std::string_view payload, TickRecord* r) {
   r->Clear();
@@ -144,14 +198,17 @@ core::Status DecodeTickRecord(std::string_view payload, TickRecord* r) {
                          " bytes is shorter than its header");
   }
   const char* h = in.Take(kTickRecordHeaderSize);
-  if (static_cast<uint8_t>(h[0]) != kTickRecordVersion) {
-    return Damage(0, "unknown version " + std::to_string(static_cast<uint8_t>(h[0])));
+  const uint8_t version = static_cast<uint8_t>(h[0]);
+  if (version < kOldestReadVersion || version > kTickRecordVersion) {
+    return Damage(0, "unknown version " + std::to_string(version));
   }
   const uint8_t flags = static_cast<uint8_t>(h[1]);
-  if ((flags & ~kFlagWorldPhase) != 0 || DecodeFixed16(h + 2) != 0) {
+  const uint8_t known = version >= 3 ? (kFlagWorldPhase | kFlagSchedule) : kFlagWorldPhase;
+  if ((flags & ~known) != 0 || DecodeFixed16(h + 2) != 0) {
     return Damage(1, "unknown flags or non-zero reserved bytes");
   }
   r->world_phase_ran = (flags & kFlagWorldPhase) != 0;
+  r->scheduled = (flags & kFlagSchedule) != 0;
   r->world_tick = static_cast<int32_t>(DecodeFixed32(h + 4));
   if (r->world_tick < 0) return Damage(4, "negative world tick");
   const uint64_t leaves = DecodeFixed32(h + 8);
@@ -181,10 +238,13 @@ core::Status DecodeTickRecord(std::string_view payload, TickRecord* r) {
     core::Status s = DecodeJoin(&in, &r->joins[i]);
     if (!s.ok()) return s;
   }
-  if (in.left() != commands * kTickCommandSize) {
+  // Unscheduled: exactly the commands follow. Scheduled: at least 2 bytes of schedule each.
+  const uint64_t need = commands * (kTickCommandSize + (r->scheduled ? 2 : 0));
+  if (r->scheduled ? in.left() < need : in.left() != need) {
     return Damage(in.pos(), std::to_string(in.left()) + " bytes left for " +
                                 std::to_string(commands) + " commands of " +
-                                std::to_string(kTickCommandSize) + " bytes");
+                                std::to_string(kTickCommandSize) + " bytes" +
+                                (r->scheduled ? " and their schedule" : ""));
   }
   r->commands.resize(commands);
   for (uint64_t i = 0; i < commands; ++i) {
@@ -196,6 +256,11 @@ core::Status DecodeTickRecord(std::string_view payload, TickRecord* r) {
       return Damage(at, "execution sequence " + std::to_string(c.exec_seq) +
                             " does not follow " + std::to_string(r->commands[i - 1].exec_seq));
     }
+  }
+  if (r->scheduled) {
+    core::Status s = DecodeSchedule(&in, r);
+    if (!s.ok()) return s;
+    if (in.left() != 0) return Damage(in.pos(), std::to_string(in.left()) + " bytes after the schedule");
   }
   return core::Status::OK();
 }

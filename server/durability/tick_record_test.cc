@@ -1,5 +1,6 @@
-// TickRecord encoding (round trip, every kind of damage rejected), TickRecorder merging, and
-// ApplyTick replaying a live tick exactly (and refusing a log that does not fit the state).
+// TickRecord encoding (round trip, every kind of damage rejected, the schedule's too), TickRecorder
+// merging and its schedule from lock hand-offs, and ApplyTick replaying a live tick exactly (and
+// refusing a log that does not fit the state).
 #include <catch2/catch.hpp>
 
 #include <bit>
@@ -44,6 +45,25 @@ TickRecord SampleRecord() {
   return r;
 }
 
+// Four commands of three workers: 1 came after 0 through a lock, 2 after 1, 3 after 2 and 1.
+TickRecord ScheduledRecord() {
+  TickRecord r = SampleRecord();
+  r.commands.push_back({41, 7, Cmd(3, 90.0f)});
+  r.scheduled = true;
+  r.commands[0].worker = 0;
+  r.commands[1].worker = 1;
+  r.commands[1].first_wait = 0;
+  r.commands[1].wait_count = 1;
+  r.commands[2].worker = 0;
+  r.commands[2].first_wait = 1;
+  r.commands[2].wait_count = 1;
+  r.commands[3].worker = 2;
+  r.commands[3].first_wait = 2;
+  r.commands[3].wait_count = 2;
+  r.waits = {{0, 1}, {1, 1}, {0, 2}, {1, 1}};
+  return r;
+}
+
 bool SameCmd(const game::UserCmd& a, const game::UserCmd& b) {
   return a.sequence == b.sequence && a.duration_ms == b.duration_ms &&
          std::bit_cast<uint32_t>(a.view_angles.x) == std::bit_cast<uint32_t>(b.view_angles.x) &&
@@ -69,6 +89,15 @@ void RequireSame(const TickRecord& a, const TickRecord& b) {
     CHECK(a.commands[i].player == b.commands[i].player);
     CHECK(SameCmd(a.commands[i].cmd, b.commands[i].cmd));
   }
+  REQUIRE(a.scheduled == b.scheduled);
+  if (!a.scheduled) return;
+  for (size_t i = 0; i < a.commands.size(); ++i) {
+    const TickCommand& x = a.commands[i];
+    const TickCommand& y = b.commands[i];
+    CHECK(x.worker == y.worker);
+    REQUIRE(x.wait_count == y.wait_count);
+    for (uint32_t k = 0; k < x.wait_count; ++k) CHECK(a.waits[x.first_wait + k] == b.waits[y.first_wait + k]);
+  }
 }
 
 TEST_CASE("tick record round trip is bit exact") {
@@ -86,18 +115,69 @@ TEST_CASE("tick record round trip is bit exact") {
   CHECK(bytes.size() == kTickRecordHeaderSize);
   REQUIRE(DecodeTickRecord(bytes, &back).ok());
   RequireSame(empty, back);
+
+  const TickRecord s = ScheduledRecord();
+  EncodeTickRecord(s, &bytes);
+  CHECK(bytes.size() == kTickRecordHeaderSize + 2 * 8 + (13 + 5) + (13 + 31) + 4 * kTickCommandSize +
+                            4 * 2 + 4 * kTickWaitSize);
+  REQUIRE(DecodeTickRecord(bytes, &back).ok());
+  CHECK(back.scheduled);
+  RequireSame(s, back);
+}
+
+TEST_CASE("a version 2 record (no schedule) still decodes, but not with a schedule flag") {
+  std::string bytes;
+  EncodeTickRecord(SampleRecord(), &bytes);
+  bytes[0] = 2;
+  TickRecord back;
+  REQUIRE(DecodeTickRecord(bytes, &back).ok());
+  CHECK_FALSE(back.scheduled);
+  RequireSame(SampleRecord(), back);
+  EncodeTickRecord(ScheduledRecord(), &bytes);
+  bytes[0] = 2;
+  CHECK(DecodeTickRecord(bytes, &back).code() == core::Status::Code::kCorruption);
 }
 
 TEST_CASE("every truncation and any trailing byte is rejected") {
-  std::string bytes;
-  EncodeTickRecord(SampleRecord(), &bytes);
-  TickRecord back;
-  for (size_t n = 0; n < bytes.size(); ++n) {
-    INFO("prefix of " << n << " bytes");
-    const core::Status s = DecodeTickRecord(std::string_view(bytes).substr(0, n), &back);
-    REQUIRE(s.code() == core::Status::Code::kCorruption);
+  for (const TickRecord& r : {SampleRecord(), ScheduledRecord()}) {
+    std::string bytes;
+    EncodeTickRecord(r, &bytes);
+    TickRecord back;
+    for (size_t n = 0; n < bytes.size(); ++n) {
+      INFO("scheduled " << r.scheduled << ", prefix of " << n << " bytes");
+      const core::Status s = DecodeTickRecord(std::string_view(bytes).substr(0, n), &back);
+      REQUIRE(s.code() == core::Status::Code::kCorruption);
+    }
+    REQUIRE(DecodeTickRecord(bytes + '\0', &back).code() == core::Status::Code::kCorruption);
   }
-  REQUIRE(DecodeTickRecord(bytes + '\0', &back).code() == core::Status::Code::kCorruption);
+}
+
+TEST_CASE("a schedule that could deadlock or names no worker is rejected") {
+  TickRecord back;
+  auto rejects = [&](const TickRecord& r) {
+    std::string bytes;
+    EncodeTickRecord(r, &bytes);
+    return DecodeTickRecord(bytes, &back).code() == core::Status::Code::kCorruption;
+  };
+  REQUIRE_FALSE(rejects(ScheduledRecord()));
+  TickRecord r = ScheduledRecord();
+  r.commands[3].worker = kMaxScheduleWorkers;  // no such worker
+  CHECK(rejects(r));
+  r = ScheduledRecord();
+  r.waits[0] = {1, 1};  // command 1 (worker 1) waits on its own worker
+  CHECK(rejects(r));
+  r = ScheduledRecord();
+  r.waits[0] = {0, 0};  // a wait for nothing
+  CHECK(rejects(r));
+  r = ScheduledRecord();
+  r.waits[0] = {0, 2};  // worker 0 ran only one command before command 1: a wait for a later one
+  CHECK(rejects(r));
+  r = ScheduledRecord();
+  r.waits[2] = {3, 1};  // a worker with no command at all
+  CHECK(rejects(r));
+  r = ScheduledRecord();
+  r.waits[2] = {kMaxScheduleWorkers, 1};
+  CHECK(rejects(r));
 }
 
 TEST_CASE("damaged header, counts, names, ids and order are rejected") {
@@ -111,7 +191,7 @@ TEST_CASE("damaged header, counts, names, ids and order are rejected") {
   b[0] = 1;  // version 1: leaves without their eviction
   CHECK(rejects(b));
   b = good;
-  b[1] = 2;  // unknown flag
+  b[1] = 4;  // unknown flag
   CHECK(rejects(b));
   b = good;
   b[2] = 1;  // reserved
@@ -169,21 +249,23 @@ TEST_CASE("any single bit flip decodes cleanly or is rejected, never crashes") {
       if (i < 4 && !s.ok()) ++fixed_rejected;
     }
   }
-  // All 32 flips there are caught but one: bit 0 of the flags is the world-phase flag itself.
-  CHECK(fixed_rejected == 31);
+  // All 32 flips there are caught but two: bit 0 of the flags is the world-phase flag itself,
+  // and bit 0 of the version turns 3 into 2, which reads this record (it has no schedule) alike.
+  CHECK(fixed_rejected == 30);
 }
 
 TEST_CASE("recorder merges per-thread buffers in execution order") {
   constexpr int kThreads = 3, kPerThread = 200;
   TickRecorder rec(kThreads);
-  std::mutex region;  // every command "conflicts": the order under the lock is the true order
+  std::mutex region;  // every command "conflicts" (lock 0): the order under the lock is the true order
+  static constexpr int kLock[] = {0};
   std::vector<uint64_t> true_order;
   std::vector<std::thread> threads;
   for (int t = 0; t < kThreads; ++t) {
     threads.emplace_back([&, t] {
       for (int i = 0; i < kPerThread; ++i) {
         std::lock_guard lock(region);
-        const uint64_t seq = rec.Record(t, t + 1, Cmd(static_cast<uint32_t>(i + 1), 0));
+        const uint64_t seq = rec.Record(t, t + 1, Cmd(static_cast<uint32_t>(i + 1), 0), kLock);
         true_order.push_back(seq);
       }
     });
@@ -199,8 +281,71 @@ TEST_CASE("recorder merges per-thread buffers in execution order") {
     REQUIRE(c.cmd.sequence == last[c.player] + 1);
     last[c.player] = c.cmd.sequence;
   }
+  // The schedule: every command shared lock 0, so following the waits (and each worker's own
+  // order) must put every command after all those before it, whatever worker ran them.
+  // A vector clock per command: how many of each worker's commands it comes after, through its
+  // own worker's order and its waits, transitively.
+  REQUIRE(r.scheduled);
+  using Clock = std::vector<uint32_t>;
+  std::vector<std::vector<Clock>> after(kThreads);  // [w][k]: the clock of w's (k+1)-th command
+  std::vector<uint32_t> ran(kThreads, 0);           // by worker: commands so far in log order
+  for (const TickCommand& c : r.commands) {
+    REQUIRE(c.worker == c.player - 1);
+    Clock clock = after[c.worker].empty() ? Clock(kThreads, 0) : after[c.worker].back();
+    for (uint32_t k = 0; k < c.wait_count; ++k) {
+      const TickWait& w = r.waits[c.first_wait + k];
+      const Clock& theirs = after[w.worker][w.done - 1];
+      for (int v = 0; v < kThreads; ++v) clock[v] = std::max(clock[v], theirs[v]);
+    }
+    for (int v = 0; v < kThreads; ++v) {
+      if (v != c.worker) REQUIRE(clock[v] == ran[v]);
+    }
+    ++ran[c.worker];
+    clock[c.worker] = ran[c.worker];
+    after[c.worker].push_back(clock);
+  }
+  std::string bytes;
+  EncodeTickRecord(r, &bytes);
+  TickRecord back;
+  REQUIRE(DecodeTickRecord(bytes, &back).ok());
+  RequireSame(r, back);
   rec.MergeInto(&r);
   CHECK(r.commands.empty());
+}
+
+TEST_CASE("the recorder's schedule: a wait per lock hand-off between workers, and only new ones") {
+  TickRecorder rec(3, 8);
+  auto record = [&](int thread, std::vector<int> locks) {
+    rec.Record(thread, thread + 1, Cmd(1, 0), locks);
+  };
+  record(0, {1, 2});  // c0: first on 1 and 2
+  record(1, {2, 3});  // c1: after c0 (lock 2)        -> waits {0: 1}
+  record(1, {3});     // c2: only its own worker's     -> none
+  record(0, {3, 4});  // c3: after c2 (lock 3)        -> waits {1: 2}
+  record(2, {1, 4});  // c4: after c0 (1) and c3 (4)  -> waits {0: 2} (one per worker, the most)
+  record(1, {2});     // c5: lock 2 was c1's, its own; c0's wait already known -> none
+  record(1, {5});     // c6: a lock nobody held       -> none
+  TickRecord r;
+  rec.MergeInto(&r);
+  REQUIRE(r.scheduled);
+  REQUIRE(r.commands.size() == 7);
+  const std::vector<std::vector<TickWait>> want = {{}, {{0, 1}}, {}, {{1, 2}}, {{0, 2}}, {}, {}};
+  for (size_t i = 0; i < r.commands.size(); ++i) {
+    INFO("command " << i);
+    const TickCommand& c = r.commands[i];
+    std::vector<TickWait> got(r.waits.begin() + c.first_wait, r.waits.begin() + c.first_wait + c.wait_count);
+    CHECK(got == want[i]);
+  }
+  // A new phase starts with clean stamps: the same hand-off is not a wait any more.
+  record(1, {2});
+  rec.MergeInto(&r);
+  REQUIRE(r.commands.size() == 1);
+  CHECK(r.commands[0].wait_count == 0);
+  // One thread: no schedule at all.
+  TickRecorder alone(1, 8);
+  alone.Record(0, 1, Cmd(1, 0), std::vector<int>{1});
+  alone.MergeInto(&r);
+  CHECK_FALSE(r.scheduled);
 }
 
 // Plays `ticks` serial ticks on `live`, recording each, with joins, a leave and a rejoin.
@@ -223,7 +368,7 @@ std::vector<TickRecord> PlayLive(game::World* live, int ticks) {
     for (auto& bot : bots) {
       if (!(live->Get(bot.player()).flags & game::kFlagConnected)) continue;
       const game::UserCmd c = bot.Next(*live);
-      if (live->ExecuteCommand(bot.player(), c).ok()) rec.Record(0, bot.player(), c);
+      if (live->ExecuteCommand(bot.player(), c).ok()) rec.Record(0, bot.player(), c, {});
     }
     rec.MergeInto(&r);
     records.push_back(r);

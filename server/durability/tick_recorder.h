@@ -5,13 +5,23 @@
 // touched disjoint regions and commute. Per-thread buffers (no lock on the hot path, one atomic
 // increment per command); the master merges them by sequence when the request phase is over.
 //
-// Threading: Record(t, ...) only from worker t (0 <= t < threads), during the request phase;
+// The schedule. With more than one thread, Record also learns the lock hand-offs: every lock
+// (a small integer id below lock_count: an areanode leaf, or 0 for the global lock) keeps a stamp
+// of the last command that held it in this phase (its worker, and how many of that worker's
+// commands had run by then, itself included). A command reads the stamps of the locks it holds
+// and replaces them with its own, so it learns which commands of other workers it came after
+// through a shared lock; MergeInto turns that into the record's schedule (TickRecord::scheduled,
+// tick_record.h), which parallel replay follows instead of working the conflicts out again.
+//
+// Threading: Record(t, ...) only from worker t (0 <= t < threads), during the request phase,
+// holding every lock it names; a lock's stamp is only touched by the thread holding that lock.
 // MergeInto from the master when no Record is running (after the phase's barrier).
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "server/durability/tick_record.h"
@@ -21,28 +31,39 @@ namespace durability {
 
 class TickRecorder {
  public:
-  explicit TickRecorder(int threads);
+  // threads: 1..kMaxScheduleWorkers; lock_count >= 1.
+  explicit TickRecorder(int threads, int lock_count = 1);
   TickRecorder(const TickRecorder&) = delete;
   TickRecorder& operator=(const TickRecorder&) = delete;
 
   int threads() const { return threads_; }
 
   // Records a command that was applied, called by worker `thread` while it STILL HOLDS the
-  // command's region locks (or the global lock). Returns the sequence number taken.
-  uint64_t Record(int thread, game::EntityId player, const game::UserCmd& cmd);
+  // command's region locks (or the global lock), whose ids are `held_locks`, each below
+  // lock_count. With one thread they may be empty; with more, a lock left out is a conflict the
+  // schedule does not know, and a replay that follows it may go wrong. Returns the sequence
+  // number taken.
+  uint64_t Record(int thread, game::EntityId player, const game::UserCmd& cmd,
+                  std::span<const int> held_locks);
 
   // Moves every thread's commands of this phase into record->commands (replacing them), sorted
-  // by execution sequence, and empties the buffers.
+  // by execution sequence, with their schedule if there is more than one thread; empties the
+  // buffers and clears the stamps.
   void MergeInto(TickRecord* record);
 
-  // Sequence numbers taken so far (they never restart; a gap means nothing).
-
  private:
+  struct Stamp {
+    uint8_t worker = 0;
+    uint32_t done = 0;  // 0: no command held the lock in this phase
+  };
   struct alignas(64) Buffer {  // one cache line apart: threads never share a line
-    std::vector<TickCommand> commands;
+    std::vector<TickCommand> commands;  // first_wait indexes `waits`
+    std::vector<TickWait> waits;
+    std::vector<uint32_t> waited;  // by worker: the most this thread's commands waited for so far
   };
   const int threads_;
   std::unique_ptr<Buffer[]> buffers_;
+  std::vector<Stamp> stamps_;  // by lock id
   alignas(64) std::atomic<uint64_t> next_seq_{1};
 };
 

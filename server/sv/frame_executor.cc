@@ -71,8 +71,15 @@ core::Status FrameExecutor::ExecuteLocked(game::EntityId player, const game::Use
     counters_.distinct_leaves += locker_->held().size();
   }
   const core::Status st = world_->ExecuteCommand(player, cmd);
-  // A command is recorded (taking its execution sequence number) while its locks are still held.
-  if (st.ok() && shared_->recorder != nullptr) shared_->recorder->Record(index_, player, cmd);
+  // A command is recorded (taking its execution sequence number, and the lock hand-offs of the
+  // schedule) while its locks are still held: the leaves, or the global lock as lock 0.
+  if (st.ok() && shared_->recorder != nullptr) {
+    static constexpr int kGlobalLockId[] = {0};
+    std::span<const int> held;
+    if (global.owns_lock()) held = kGlobalLockId;
+    else if (region) held = locker_->held();
+    shared_->recorder->Record(index_, player, cmd, held);
+  }
   return st;
 }
 

@@ -34,7 +34,7 @@ core::Status Server::OpenDurability() {
                  recovery::SyncModeName(options_.sync_mode));
   }
   log_tick_ = durability_->recovered_tick();
-  recorder_ = std::make_unique<durability::TickRecorder>(options_.threads);
+  recorder_ = std::make_unique<durability::TickRecorder>(options_.threads, world_->tree().leaf_count());
   shared_.recorder = recorder_.get();
   // Players online at the crash have no session now: the first frame logs their leaves.
   for (game::EntityId id = 1; id <= world_->max_players(); ++id) {

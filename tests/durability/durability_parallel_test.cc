@@ -6,7 +6,8 @@
 // into a fresh World, and two checks: the recovered state's hash equals the live hash recorded
 // at the recovered tick, and no tick that was durable before the crash is lost. Each algorithm,
 // two crash cycles each. Every crashed directory is first recovered read-only with 1, 2 and 4
-// replay threads (serial and parallel replay), each to the live hash; the restart replays on 2.
+// replay threads (serial replay, and parallel replay following the records' live schedule), each
+// to the live hash; the restart replays on 2.
 // Run under TSan it also checks the write hook under parallel commands and the replay pool.
 #include <catch2/catch.hpp>
 
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "recovery/fault_env.h"
+#include "server/areanode/areanode_tree.h"
 #include "server/durability/durability.h"
 #include "server/durability/tick_apply.h"
 #include "server/durability/tick_recorder.h"
@@ -89,7 +91,7 @@ class Game {
         for (size_t i = th; i < cmds.size(); i += kThreads) {
           game::RegionLock region(&locker, *w, cmds[i].player, cmds[i].cmd);
           const core::Status s = w->ExecuteCommand(cmds[i].player, cmds[i].cmd);
-          if (s.ok()) recorder_.Record(th, cmds[i].player, cmds[i].cmd);  // locks still held
+          if (s.ok()) recorder_.Record(th, cmds[i].player, cmds[i].cmd, locker.held());  // locks still held
           else thread_errors[th].push_back(s.ToString());
         }
       });
@@ -147,7 +149,7 @@ class Game {
   // Player 0: not joined yet.
   std::vector<game::testing::ScriptedPlayer> scripts_ =
       std::vector<game::testing::ScriptedPlayer>(kPlayers);
-  TickRecorder recorder_{kThreads};
+  TickRecorder recorder_{kThreads, 1 << areanode::kMaxDepth};  // a lock id per leaf of any tree
   uint64_t frames_in_process_ = 0;
   std::map<uint64_t, uint64_t> live_hash_;  // by log tick; re-executed ticks overwrite
 };
@@ -195,6 +197,9 @@ void CrashAndRecoverCycles(const RunConfig& rc) {
       INFO(threads << " replay threads: recovered tick " << r.recovered_tick << ", replayed "
                    << r.ticks_replayed << " ticks, " << r.commands_replayed << " commands");
       CHECK(r.replay_threads == threads);
+      // The records carry the workers' schedule; a whole log (no checkpoint) is long enough
+      // for the adaptive choice's pool probe, which then follows it.
+      if (threads > 1 && rc.algorithm == recovery::Algorithm::kNone) CHECK(r.replay_scheduled_ticks > 0);
       REQUIRE(game.has_live_hash(r.recovered_tick));
       REQUIRE(r.state_hash == game.live_hash(r.recovered_tick));
     }

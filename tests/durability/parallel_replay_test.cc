@@ -4,20 +4,24 @@
 // 3 threads taking ready commands in random order; after every tick every state must equal the
 // live one. The log must hold real conflicts (replaying one
 // tick's commands in another order changes the state), else the comparison would prove nothing.
-// A refused command is Corruption, in both modes. Run under TSan (label tsan) it also checks that
-// the pool shares no unsynchronised state.
+// The same again for logs played by 3 workers at once under their leaf locks, whose records carry
+// the live schedule that the pool then follows. A refused command is Corruption, in both modes.
+// Run under TSan (label tsan) it also checks that the pool shares no unsynchronised state.
 #include <catch2/catch.hpp>
 
 #include <algorithm>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "server/durability/parallel_replay.h"
 #include "server/durability/tick_apply.h"
+#include "server/durability/tick_recorder.h"
 #include "server/game/cmd_script.h"
 #include "server/game/game_constants.h"
 #include "server/game/game_test_util.h"
+#include "server/game/region_locker.h"
 
 namespace durability {
 namespace {
@@ -96,6 +100,78 @@ Log PlayLive(game::World* w) {
   return log;
 }
 
+// As PlayLive, but the commands run as the server's workers run them: player i's on worker
+// i % kWorkers, all workers at once, each command under its leaf locks (RegionLocker) and recorded
+// while they are held, so the records carry the live schedule (TickRecord::scheduled).
+constexpr int kWorkers = 3;
+Log PlayLiveOnWorkers(game::World* w) {
+  game::testing::ScriptOptions opts;
+  opts.attack_percent = 30;
+  opts.jump_percent = 10;
+  opts.min_duration_ms = 10;
+  opts.max_duration_ms = 40;
+  std::vector<game::testing::ScriptedPlayer> bots;
+  for (int i = 0; i < kPlayers; ++i) bots.emplace_back(w->FindPlayer("p" + std::to_string(i)), 9 + i, opts);
+  std::mt19937 rng(4243);
+  w->tree().set_parent_locking(true);
+  w->set_region_check(true);
+  TickRecorder recorder(kWorkers, w->tree().leaf_count());
+  Log log;
+  for (int tick = 0; tick < kTicks; ++tick) {
+    TickRecord record;
+    for (int i = 0; i < kPlayers; ++i) {
+      if (bots[i].player() != 0 && (tick + 7 * i) % 37 == 0) {
+        REQUIRE(ApplyLeave(w, bots[i].player(), &record).ok());
+        bots[i].set_player(0);
+      }
+    }
+    for (int i = 0; i < kPlayers; ++i) {
+      if (bots[i].player() == 0 && (tick + 7 * i) % 37 == 5) {
+        const game::JoinResult j = ApplyJoin(w, "p" + std::to_string(i), 100 + i, &record);
+        REQUIRE(j.status.ok());
+        bots[i].set_player(j.player);
+      }
+    }
+    ApplyWorldPhase(w, true, &record);
+    // Each worker's players' commands, 1..3 per player, shuffled (each player's in its order),
+    // drawn before the workers start (a script reads the world).
+    std::vector<std::vector<int>> orders(kWorkers);
+    for (int i = 0; i < kPlayers; ++i) {
+      if (bots[i].player() == 0) continue;
+      const int n = 1 + static_cast<int>(rng() % 3);
+      for (int k = 0; k < n; ++k) orders[i % kWorkers].push_back(i);
+    }
+    // A script numbers its command from the world's last applied one: the k-th of a player's
+    // commands drawn ahead takes k more.
+    std::vector<std::vector<TickCommand>> cmds(kWorkers);
+    std::vector<uint32_t> ahead(kPlayers, 0);
+    for (int t = 0; t < kWorkers; ++t) {
+      std::shuffle(orders[t].begin(), orders[t].end(), rng);
+      for (int i : orders[t]) {
+        game::UserCmd cmd = bots[i].Next(*w);
+        cmd.sequence += ahead[i]++;
+        cmds[t].push_back({0, bots[i].player(), cmd});
+      }
+    }
+    std::vector<std::thread> workers;
+    for (int t = 0; t < kWorkers; ++t) {
+      workers.emplace_back([&, t] {
+        game::RegionLocker locker(&w->tree(), /*optimized=*/true);
+        for (const TickCommand& c : cmds[t]) {
+          game::RegionLock region(&locker, *w, c.player, c.cmd);
+          if (w->ExecuteCommand(c.player, c.cmd).ok()) recorder.Record(t, c.player, c.cmd, locker.held());
+        }
+      });
+    }
+    for (std::thread& t : workers) t.join();
+    recorder.MergeInto(&record);
+    log.ticks.push_back(record);
+    log.hashes.push_back(w->StateHash());
+  }
+  w->tree().set_parent_locking(false);
+  return log;
+}
+
 // Replays the log on a fresh armed world (serially if threads == 1) and requires every tick's
 // state to equal the live one. shuffle_seed != 0: the pool runs ready commands in random order.
 void ReplayAndCompare(const std::string& map, const Log& log, int threads, uint64_t shuffle_seed = 0) {
@@ -119,13 +195,18 @@ void ReplayAndCompare(const std::string& map, const Log& log, int threads, uint6
     const ParallelReplay::Stats st = pool->stats();
     CHECK(st.parallel_ticks == log.ticks.size());
     CHECK(st.serial_ticks == 0);
+    // A scheduled log is replayed by its schedule, every tick; another by the walk.
+    const bool scheduled = log.ticks.front().scheduled;
+    CHECK(st.scheduled_ticks == (scheduled ? log.ticks.size() : 0));
+    CHECK(st.walk_commands == (scheduled ? 0 : st.pool_commands));
   }
 }
 
-void CheckParallelEqualsSerial(const std::string& map) {
+void CheckParallelEqualsSerial(const std::string& map, bool on_workers) {
   game::testing::TestWorld live = NewWorld(map);
   ArmPlayers(live.world.get());
-  const Log log = PlayLive(live.world.get());
+  const Log log = on_workers ? PlayLiveOnWorkers(live.world.get()) : PlayLive(live.world.get());
+  for (const TickRecord& r : log.ticks) REQUIRE(r.scheduled == on_workers);
   size_t commands = 0;
   for (const TickRecord& r : log.ticks) commands += r.commands.size();
   REQUIRE(commands > static_cast<size_t>(kTicks * kPlayers));  // several per player per tick
@@ -164,8 +245,14 @@ void CheckParallelEqualsSerial(const std::string& map) {
 
 // dm_small crowds 64 players into a 1024-unit room (conflicts in every tick); dm_arena spreads them.
 TEST_CASE("tsan: parallel replay gives the serial (and live) state after every tick") {
-  CheckParallelEqualsSerial("maps/dm_small.map");
-  CheckParallelEqualsSerial("maps/dm_arena.map");
+  CheckParallelEqualsSerial("maps/dm_small.map", /*on_workers=*/false);
+  CheckParallelEqualsSerial("maps/dm_arena.map", /*on_workers=*/false);
+}
+
+// The same for logs that carry the live schedule: the pool follows it instead of the walk.
+TEST_CASE("tsan: replay by the live schedule gives the serial (and live) state after every tick") {
+  CheckParallelEqualsSerial("maps/dm_small.map", /*on_workers=*/true);
+  CheckParallelEqualsSerial("maps/dm_arena.map", /*on_workers=*/true);
 }
 
 // The adaptive choice (what recovery uses) probes both modes, so it mixes them whatever the
