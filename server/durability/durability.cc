@@ -78,9 +78,9 @@ core::Status RecoverWithReplayThreads(const DurabilityOptions& options, bool rep
     const ParallelReplay::Stats ps = parallel->stats();
     report->replay_parallel_ticks = ps.parallel_ticks;
     report->replay_pool_commands = ps.pool_commands;
-    report->replay_scheduled_ticks = ps.scheduled_ticks;
-    report->replay_schedule_waits = ps.schedule_waits;
-    report->replay_walk_commands = ps.walk_commands;
+    report->replay_lock_order_ticks = ps.lock_order_ticks;
+    report->replay_cross_waits = ps.cross_waits;
+    report->replay_unmet_waits = ps.unmet_waits;
     report->replay_critical_path = ps.critical_path;
     report->replay_dispatch_stalls = ps.dispatch_stalls;
   }

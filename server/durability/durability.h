@@ -74,16 +74,15 @@ struct WorldRecoveryReport {
   // times faster than the live server (at its nominal tick rate) the log was replayed. 0 if
   // nothing was replayed.
   double speed_x_realtime = 0;
-  // Parallel replay only (ParallelReplay::Stats): ticks and commands the pool replayed; of those,
-  // the ticks that followed the live schedule and how often a thread found a wait unmet there;
-  // and for the rest (placed by the walk) their commands, the sum of their longest dependency
-  // chains (replay_walk_commands / replay_critical_path bounds the speed-up any thread count
-  // could give on them) and how often the log-order dispatch had to wait.
+  // Parallel replay only (ParallelReplay::Stats): ticks and commands the pool replayed, how many
+  // of those ticks it linked from the records' live lock order (the others by the walk), the sum
+  // of those ticks' longest dependency chains (replay_pool_commands / replay_critical_path bounds
+  // the speed-up any thread count could give on them), and how often the walk had to wait.
   uint64_t replay_parallel_ticks = 0;
   uint64_t replay_pool_commands = 0;
-  uint64_t replay_scheduled_ticks = 0;
-  uint64_t replay_schedule_waits = 0;
-  uint64_t replay_walk_commands = 0;
+  uint64_t replay_lock_order_ticks = 0;
+  uint64_t replay_cross_waits = 0;   // on those ticks: commands that waited on another stream
+  uint64_t replay_unmet_waits = 0;   // and how often a thread found such a wait unmet
   uint64_t replay_critical_path = 0;
   uint64_t replay_dispatch_stalls = 0;
   double total_ms = 0;           // the whole Open

@@ -63,18 +63,18 @@ core::Status ParallelReplay::ApplyCommands(const std::vector<TickCommand>& comma
 }
 
 core::Status ParallelReplay::ApplyCommands(const TickRecord& record) {
-  return Apply(record.commands, record.scheduled ? &record : nullptr);
+  return Apply(record.commands, record.lock_order ? &record : nullptr);
 }
 
-core::Status ParallelReplay::Apply(const std::vector<TickCommand>& commands, const TickRecord* schedule) {
+core::Status ParallelReplay::Apply(const std::vector<TickCommand>& commands, const TickRecord* lock_order) {
   const int n = static_cast<int>(commands.size());
   const bool small = n < options_.min_parallel_commands;
-  if (!small && !options_.adaptive) return ApplyOnPool(commands, schedule);
+  if (!small && !options_.adaptive) return ApplyOnPool(commands, lock_order);
   AdaptiveChoice::Tick choice{true, false};
   if (!small) choice = adaptive_.Next();
   const bool serial = choice.serial;
   const uint64_t t0 = core::SteadyNs();
-  const core::Status s = serial ? ApplySerially(commands) : ApplyOnPool(commands, schedule);
+  const core::Status s = serial ? ApplySerially(commands) : ApplyOnPool(commands, lock_order);
   if (choice.timed) adaptive_.Record(core::SteadyNs() - t0, static_cast<uint64_t>(n));
   if (serial) {
     core::MutexLock lock(&mu_);
@@ -119,25 +119,20 @@ core::Status ParallelReplay::ApplySerially(const std::vector<TickCommand>& comma
 }
 
 core::Status ParallelReplay::ApplyOnPool(const std::vector<TickCommand>& commands,
-                                         const TickRecord* schedule) {
+                                         const TickRecord* lock_order) {
   // No helper touches the World between ticks, so the owner may switch the tree's mode here.
   areanode::AreanodeTree& tree = world_->tree();
   const bool parent_locking = tree.parent_locking();
   tree.set_parent_locking(true);
 
-  uint64_t stalls_before = 0;
-  schedule_ = schedule;
-  if (schedule != nullptr) {  // the walk's state stays as it is: RunTick takes the streams
-    PrepareStreams(*schedule);
-    commands_ = &commands;
-    failed_.store(false, std::memory_order_relaxed);
-  } else {
-    dispatch_.Lock();
-    PrepareTick(commands);
-    stalls_before = dispatch_stalls_;
-    dispatch_.Unlock();
-  }
-  const uint64_t waits_before = schedule_waits_.load(std::memory_order_relaxed);
+  streams_on_ = lock_order != nullptr;
+  const uint64_t cross_before = stats_cross_waits_;
+  const uint64_t unmet_before = unmet_waits_.load(std::memory_order_relaxed);
+  dispatch_.Lock();
+  if (streams_on_) PrepareStreams(*lock_order);  // none of the walk's state
+  else PrepareTick(commands);
+  const uint64_t stalls_before = dispatch_stalls_;
+  dispatch_.Unlock();
   {
     core::MutexLock lock(&mu_);
     failure_ = core::Status::OK();
@@ -154,14 +149,10 @@ core::Status ParallelReplay::ApplyOnPool(const std::vector<TickCommand>& command
   while (members_.load(std::memory_order_acquire) != kClosedTick) std::this_thread::yield();
   const uint64_t ran = owner_ran + helper_ran_.exchange(0, std::memory_order_relaxed);
 
-  int tick_chain = 0;
-  uint64_t stalls = 0;
-  if (schedule == nullptr) {
-    dispatch_.Lock();
-    tick_chain = tick_chain_;
-    stalls = dispatch_stalls_ - stalls_before;
-    dispatch_.Unlock();
-  }
+  dispatch_.Lock();
+  const int tick_chain = tick_chain_;
+  const uint64_t stalls = dispatch_stalls_ - stalls_before;
+  dispatch_.Unlock();
   core::Status result;
   {
     core::MutexLock lock(&mu_);
@@ -169,17 +160,16 @@ core::Status ParallelReplay::ApplyOnPool(const std::vector<TickCommand>& command
     ++stats_.parallel_ticks;
     stats_.commands += ran;
     stats_.pool_commands += ran;
-    if (schedule != nullptr) {
-      ++stats_.scheduled_ticks;
-      stats_.schedule_waits += schedule_waits_.load(std::memory_order_relaxed) - waits_before;
-    } else {
-      stats_.walk_commands += ran;
-      stats_.critical_path += static_cast<uint64_t>(tick_chain);
-      stats_.dispatch_stalls += stalls;
+    stats_.critical_path += static_cast<uint64_t>(tick_chain);
+    stats_.dispatch_stalls += stalls;
+    if (streams_on_) {
+      ++stats_.lock_order_ticks;
+      stats_.cross_waits += stats_cross_waits_ - cross_before;
+      stats_.unmet_waits += unmet_waits_.load(std::memory_order_relaxed) - unmet_before;
     }
   }
+  streams_on_ = false;
   commands_ = nullptr;
-  schedule_ = nullptr;
   tree.set_parent_locking(parent_locking);
   return result;
 }
@@ -260,7 +250,7 @@ void ParallelReplay::HelperMain() {
 // Each thread extends the dispatch when it can (so that ready work appears early), runs a ready
 // command, and idles only when neither is possible.
 uint64_t ParallelReplay::RunTick() {
-  if (schedule_ != nullptr) return RunStreams();
+  if (streams_on_) return RunStreams();
   uint64_t ran = 0;
   int next = -1;  // a command the last completion made ready for this thread
   while (done_count_.load(std::memory_order_acquire) != count_) {
@@ -276,30 +266,83 @@ uint64_t ParallelReplay::RunTick() {
   return ran;
 }
 
-void ParallelReplay::PrepareStreams(const TickRecord& schedule) {
-  if (streams_ == nullptr) streams_ = std::make_unique<Stream[]>(kMaxScheduleWorkers);
-  for (int w = 0; w < stream_count_; ++w) streams_[w].commands.clear();
-  stream_count_ = 0;
-  for (size_t j = 0; j < schedule.commands.size(); ++j) {
-    const int w = schedule.commands[j].worker;
-    streams_[w].commands.push_back(static_cast<int>(j));
-    stream_count_ = std::max(stream_count_, w + 1);
+// Streams: leaves in index order (a subtree's leaves are consecutive, so each run is a region),
+// cut where the commands counted so far reach the next share. A command goes to the stream of
+// the leaf its player is linked in (or stands in) at the tick's start; an id that is not a player to stream 0
+// (ApplyLoggedCommand refuses it). The critical path is the walk's statistic, from the record.
+void ParallelReplay::PrepareStreams(const TickRecord& record) {
+  const areanode::AreanodeTree& tree = world_->tree();
+  const int n = static_cast<int>(record.commands.size());
+  const int threads = options_.threads;
+  commands_ = &record.commands;
+  count_ = n;
+  failed_.store(false, std::memory_order_relaxed);
+  chain_.assign(static_cast<size_t>(n), 1);
+  tick_chain_ = 0;
+  if (streams_ == nullptr) streams_ = std::make_unique<Stream[]>(static_cast<size_t>(threads));
+  stream_of_.resize(static_cast<size_t>(n));
+  slot_.resize(static_cast<size_t>(n));
+  lock_order_ = &record;
+  leaf_commands_.assign(static_cast<size_t>(tree.leaf_count()), 0);
+  for (int j = 0; j < n; ++j) {
+    const game::EntityId p = record.commands[static_cast<size_t>(j)].player;
+    int leaf = 0;
+    if (world_->IsPlayerId(p)) {  // the leaf it is linked in, else the one its origin is in
+      const int node = tree.IsLinked(p) ? tree.NodeOf(p) : -1;
+      leaf = node >= 0 && tree.node(node).leaf >= 0 ? tree.node(node).leaf : tree.LeafAt(world_->Get(p).origin);
+    }
+    stream_of_[j] = leaf;  // for now: the leaf
+    ++leaf_commands_[static_cast<size_t>(leaf)];
   }
-  for (int w = 0; w < stream_count_; ++w) {
-    streams_[w].next = 0;
-    streams_[w].done.store(0, std::memory_order_relaxed);
-    streams_[w].busy.store(false, std::memory_order_relaxed);
+  uint64_t before = 0;
+  for (uint32_t& count : leaf_commands_) {  // per leaf: its stream
+    const uint64_t middle = before + count / 2;
+    before += count;
+    count = static_cast<uint32_t>(std::min<uint64_t>(threads - 1, middle * threads / std::max(n, 1)));
   }
+  for (int s = 0; s < threads; ++s) {
+    streams_[s].commands.clear();
+    streams_[s].next = 0;
+    streams_[s].done.store(0, std::memory_order_relaxed);
+    streams_[s].busy.store(false, std::memory_order_relaxed);
+  }
+  for (int j = 0; j < n; ++j) {
+    const int s = static_cast<int>(leaf_commands_[static_cast<size_t>(stream_of_[j])]);
+    stream_of_[j] = s;
+    streams_[s].commands.push_back(j);
+    const TickCommand& c = record.commands[static_cast<size_t>(j)];
+    bool cross = false;
+    for (uint32_t k = 0; k < c.after_count; ++k) {
+      const int holder = static_cast<int>(record.after[c.first_after + k]);
+      chain_[j] = std::max(chain_[j], chain_[holder] + 1);
+      cross |= stream_of_[holder] != s;
+    }
+    if (cross) ++stats_cross_waits_;
+    tick_chain_ = std::max(tick_chain_, chain_[j]);
+  }
+  // Each stream's flags on cache lines of their own, in its order: a thread marks its commands
+  // run without taking the line from the thread that is scanning the other stream.
+  size_t slots = 0;
+  for (int st = 0; st < threads; ++st) {
+    const std::vector<int>& list = streams_[st].commands;
+    for (size_t i = 0; i < list.size(); ++i) slot_[static_cast<size_t>(list[i])] = static_cast<uint32_t>(slots + i);
+    slots += (list.size() + 63) / 64 * 64;
+  }
+  if (ran_capacity_ < slots) {
+    ran_capacity_ = std::max(slots, 2 * ran_capacity_);
+    ran_ = std::make_unique<std::atomic<uint8_t>[]>(ran_capacity_);
+  }
+  for (size_t i = 0; i < slots; ++i) ran_[i].store(0, std::memory_order_relaxed);
 }
 
 // Each pass offers every unfinished stream that nobody holds; a thread that found nothing to run
 // spins a little, then yields (a wait is usually met within a command's time).
 uint64_t ParallelReplay::RunStreams() {
   uint64_t ran = 0;
-  const int n = stream_count_;
-  const int first = n > 0 ? static_cast<int>(stream_ticket_.fetch_add(1, std::memory_order_relaxed) % static_cast<uint32_t>(n)) : 0;
+  const int n = options_.threads;
+  const int first = static_cast<int>(stream_ticket_.fetch_add(1, std::memory_order_relaxed) % static_cast<uint32_t>(n));
   uint64_t spin_until = 0;
-  for (;;) {
+  for (uint32_t idle = 0;; ) {
     bool all_done = true, progressed = false;
     for (int k = 0; k < n; ++k) {
       Stream& st = streams_[(first + k) % n];
@@ -311,10 +354,10 @@ uint64_t ParallelReplay::RunStreams() {
     }
     if (all_done || failed_.load(std::memory_order_acquire)) return ran;
     if (progressed) {
-      spin_until = 0;
-    } else if (spin_until == 0) {
+      idle = 0;
+    } else if (idle++ == 0) {
       spin_until = core::SteadyNs() + kWorkSpinNs;
-    } else if (core::SteadyNs() < spin_until) {
+    } else if ((idle & 63) != 0 || core::SteadyNs() < spin_until) {
       core::CpuRelax();
     } else {
       std::this_thread::yield();
@@ -322,13 +365,19 @@ uint64_t ParallelReplay::RunStreams() {
   }
 }
 
+// From the stream's first command not yet run, up to kStreamLookahead further: runs each whose
+// dependencies are all done (the ones before it in the stream it does not depend on may wait),
+// then moves the stream's head past the run ones.
 bool ParallelReplay::RunStream(Stream* stream, uint64_t* ran) {
   bool any = false;
-  while (stream->next < stream->commands.size()) {
-    const int j = stream->commands[stream->next];
-    if (!WaitsMet(j)) {
-      schedule_waits_.fetch_add(1, std::memory_order_relaxed);
-      break;
+  const uint32_t size = static_cast<uint32_t>(stream->commands.size());
+  const uint32_t end = std::min(size, stream->next + kStreamLookahead);
+  for (uint32_t i = stream->next; i < end; ++i) {
+    const int j = stream->commands[i];
+    if (ran_[slot_[j]].load(std::memory_order_relaxed) != 0) continue;  // this stream's, run by its holder
+    if (!DependenciesDone(j)) {
+      unmet_waits_.fetch_add(1, std::memory_order_relaxed);
+      continue;
     }
     const core::Status s = ApplyLoggedCommand(world_, (*commands_)[static_cast<size_t>(j)]);
     ++*ran;
@@ -338,23 +387,26 @@ bool ParallelReplay::RunStream(Stream* stream, uint64_t* ran) {
       failed_.store(true, std::memory_order_release);
       return true;
     }
-    stream->done.store(++stream->next, std::memory_order_release);
+    ran_[slot_[j]].store(1, std::memory_order_release);
     any = true;
     if (options_.shuffle_seed != 0) {
-      // Tests: let the stream go at random, so another thread may take it and the streams
-      // interleave in any order their waits allow.
+      // Tests: let the stream go at random, so another thread may take it and the commands run
+      // in any order their dependencies allow.
       core::MutexLock lock(&shuffle_mu_);
       if (game::NextRandom(&shuffle_state_) % 2 == 0) break;
     }
   }
+  while (stream->next < size && ran_[slot_[stream->commands[stream->next]]].load(std::memory_order_relaxed) != 0) {
+    ++stream->next;
+  }
+  stream->done.store(stream->next, std::memory_order_release);
   return any;
 }
 
-bool ParallelReplay::WaitsMet(int j) const {
-  const TickCommand& c = schedule_->commands[static_cast<size_t>(j)];
-  for (uint32_t k = 0; k < c.wait_count; ++k) {
-    const TickWait& w = schedule_->waits[c.first_wait + k];
-    if (streams_[w.worker].done.load(std::memory_order_acquire) < w.done) return false;
+bool ParallelReplay::DependenciesDone(int j) const {
+  const TickCommand& c = (*commands_)[static_cast<size_t>(j)];
+  for (uint32_t k = 0; k < c.after_count; ++k) {
+    if (ran_[slot_[lock_order_->after[c.first_after + k]]].load(std::memory_order_acquire) == 0) return false;
   }
   return true;
 }

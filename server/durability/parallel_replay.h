@@ -19,15 +19,20 @@
 // (World's contract), each player draws from its own generator in its edict, and tree queries are
 // sorted by id, so neither the order nor the thread changes a single byte.
 //
-// Following the live schedule. A record written by a server with several workers carries the
-// schedule (TickRecord::scheduled): each command's live worker, and the commands of other workers
-// it came after through a shared lock (tick_recorder.h). Then no walk is needed: each worker's
-// commands form a stream, run in log order by one thread at a time, and a command starts once
-// every worker it waits for has finished as many commands as its wait says. Exact for the same
-// reason as the walk: two commands that shared a lock live run in their live order, and that is
-// their log order; two that did not commute. The waits point only backwards in log order (the
-// decoder checks it), so the earliest command not yet run can always start: a thread that meets
-// an unmet wait lets its stream go and takes another, and a lone thread runs them all.
+// Following the live lock order. A record written by a server with several workers carries, for
+// each command, the commands of the tick that held one of its locks last before it
+// (TickRecord::lock_order, tick_recorder.h): the dependencies the walk would find, known before
+// the tick starts. Then no walk runs, and no command goes through the ready queue. The owner cuts
+// the map into one stream per thread (runs of areanode leaves, by where the commands' players
+// stand, with about as many commands each) and gives each command to its stream; each stream runs
+// its commands in log order, one thread at a time, and a command starts once the other streams
+// have finished the commands it comes after (an acquire load of their progress). Neighbours in
+// space mostly depend on each other, so most dependencies stay inside a stream, where log order
+// already keeps them. Exact for the walk's reason: two commands that shared a lock live run in
+// their live order, which is their log order, and two that did not commute. Every dependency
+// points to an earlier command (the decoder checks it), so the earliest command not yet run can
+// always start: a thread that meets an unmet dependency lets its stream go and takes another,
+// and a lone thread runs them all.
 //
 // Scheduling (parallel_replay.cc): no lock per hand-off. Each command has an atomic count of the
 // dependencies it still waits for and a lock-free list of the commands waiting for it; a command
@@ -108,12 +113,12 @@ class ParallelReplay {
     // once, however long it waited).
     uint64_t dispatch_stalls = 0;
     // Sum over the pool's ticks of the longest chain of commands each waiting for the one before
-    // (through shared leaves): walk_commands / critical_path bounds what any number of threads
+    // (through shared leaves): pool_commands / critical_path bounds what any number of threads
     // gains on those ticks.
     uint64_t critical_path = 0;
-    uint64_t walk_commands = 0;     // pool commands placed by the walk (unscheduled records)
-    uint64_t scheduled_ticks = 0;   // pool ticks that followed the live schedule
-    uint64_t schedule_waits = 0;    // times a thread found a command's wait unmet and let its stream go
+    uint64_t lock_order_ticks = 0;  // of the pool's ticks, those run as streams by the live lock order
+    uint64_t cross_waits = 0;       // there: commands that depend on another stream's
+    uint64_t unmet_waits = 0;       // there: times a thread found a command's dependencies not done
   };
 
   struct Options {
@@ -141,8 +146,8 @@ class ParallelReplay {
   // min_parallel_commands or the adaptive choice says so, else on the pool. A refused command is Corruption (ApplyLoggedCommand's message);
   // then no further command is started and the World's state is unspecified.
   core::Status ApplyCommands(const std::vector<TickCommand>& commands);
-  // The same for a whole record's commands: on the pool, by its live schedule if it has one
-  // (record.scheduled), else by the walk.
+  // The same for a whole record's commands: on the pool, linked from its live lock order if it
+  // has one (record.lock_order), else by the walk.
   core::Status ApplyCommands(const TickRecord& record);
 
   int threads() const { return options_.threads; }
@@ -182,28 +187,31 @@ class ParallelReplay {
   static constexpr int kLinking = 1 << 30;
   static constexpr int kClosedTick = 1 << 30;  // members_: the owner has closed the tick
 
-  // A stream: one live worker's commands of the tick, in log order (a scheduled record). Run by
-  // one thread at a time (busy); `done` of them have finished (release; the waits acquire it).
+  // A stream: the commands of one run of leaves, in log order (a record with the lock order).
+  // Run by one thread at a time (busy); `done` of them have finished (release; waits acquire it).
   struct alignas(64) Stream {
     std::atomic<bool> busy{false};
-    std::atomic<uint32_t> done{0};
-    uint32_t next = 0;  // the next to run; read and written only by the thread holding busy
+    std::atomic<uint32_t> done{0};  // its first `done` commands have all run (release)
+    uint32_t next = 0;  // its first command not run; read and written only by the thread holding busy
     std::vector<int> commands;  // written by the owner between ticks
   };
-
-  // schedule: the record whose schedule the pool follows, or null (the walk).
-  core::Status Apply(const std::vector<TickCommand>& commands, const TickRecord* schedule);
+  // lock_order: the record whose lock order orders the tick, or null (the walk).
+  core::Status Apply(const std::vector<TickCommand>& commands, const TickRecord* lock_order);
   core::Status ApplySerially(const std::vector<TickCommand>& commands);
-  core::Status ApplyOnPool(const std::vector<TickCommand>& commands, const TickRecord* schedule);
+  core::Status ApplyOnPool(const std::vector<TickCommand>& commands, const TickRecord* lock_order);
   // The owner, before a pool tick: sizes and resets the per-command state.
   void PrepareTick(const std::vector<TickCommand>& commands) REQUIRES(dispatch_);
-  // The owner, before a scheduled pool tick: fills the streams.
-  void PrepareStreams(const TickRecord& schedule);
-  // Runs streams until every stream is done (or a command failed); returns how many this thread ran.
+  // The owner, before a tick with the live lock order: cuts the leaves into streams, fills them,
+  // and turns each command's dependencies on other streams into waits.
+  void PrepareStreams(const TickRecord& record) REQUIRES(dispatch_);
+  // Runs streams until every one is done (or a command failed); returns how many this thread ran.
   uint64_t RunStreams();
-  // Runs the stream's commands (the caller holds it) while their waits are met; true if it ran any.
+  // Runs the stream's next commands whose dependencies are done (the caller holds it); true if it
+  // ran any.
   bool RunStream(Stream* stream, uint64_t* ran);
-  bool WaitsMet(int j) const;
+  bool DependenciesDone(int j) const;
+  // How far past its first command not run a stream looks for one it can run.
+  static constexpr uint32_t kStreamLookahead = 32;
   void HelperMain();
   // Runs, and takes turns at dispatching, the current tick's commands until all are done;
   // returns how many this thread ran.
@@ -242,11 +250,19 @@ class ParallelReplay {
 
   // Written by the owner between ticks only (before it opens a tick: members_), read during it.
   const std::vector<TickCommand>* commands_ = nullptr;
-  const TickRecord* schedule_ = nullptr;  // the record a scheduled tick follows, or null
-  std::unique_ptr<Stream[]> streams_;     // kMaxScheduleWorkers of them
-  int stream_count_ = 0;                  // streams of the tick: 1 + its highest worker id
+  bool streams_on_ = false;                 // this tick runs as streams
+  std::unique_ptr<Stream[]> streams_;       // options_.threads of them
+  const TickRecord* lock_order_ = nullptr;  // the tick's record, for its dependencies
+  std::vector<int> stream_of_;              // per command: its stream
+  std::vector<uint32_t> slot_;              // per command: its flag in ran_
+  // By slot: 1 once the command has run (release, by its stream's holder; dependents acquire it).
+  std::unique_ptr<std::atomic<uint8_t>[]> ran_;
+  size_t ran_capacity_ = 0;
+  std::vector<uint32_t> leaf_commands_;     // per leaf: the tick's commands whose player is there
   std::atomic<uint32_t> stream_ticket_{0};  // spreads the threads' first streams
-  std::atomic<uint64_t> schedule_waits_{0};
+  std::atomic<uint64_t> unmet_waits_{0};
+  uint64_t stats_cross_waits_ = 0;          // owner only, between ticks
+
   int count_ = 0;
   std::unique_ptr<CommandState[]> state_;
   std::unique_ptr<std::atomic<int>[]> ready_slots_;  // the ready queue: indices in push order

@@ -17,7 +17,7 @@ using recovery::PutFixed32;
 using recovery::PutFixed64;
 
 constexpr uint8_t kFlagWorldPhase = 1;
-constexpr uint8_t kFlagSchedule = 2;  // version 3 only
+constexpr uint8_t kFlagLockOrder = 2;  // version 3 only
 constexpr uint8_t kOldestReadVersion = 2;
 constexpr size_t kLeaveSize = 8;  // player i32, evicted i32
 constexpr size_t kJoinFixedSize = 13;  // player u32 | token u64 | name length u8
@@ -32,6 +32,15 @@ uint16_t DecodeFixed16(const char* p) {
 }
 void PutFloat(std::string* out, float f) { PutFixed32(out, std::bit_cast<uint32_t>(f)); }
 float DecodeFloat(const char* p) { return std::bit_cast<float>(DecodeFixed32(p)); }
+
+// LEB128: 7 bits a byte, low first, the high bit set on every byte but the last.
+void PutVarint32(std::string* out, uint32_t v) {
+  while (v >= 0x80) {
+    out->push_back(static_cast<char>(v | 0x80));
+    v >>= 7;
+  }
+  out->push_back(static_cast<char>(v));
+}
 
 // A forward-only reader over the payload that never reads past its end.
 class Reader {
@@ -49,6 +58,22 @@ class Reader {
   std::string_view data_;
   size_t pos_ = 0;
 };
+
+// False if the bytes end first, or the value takes more than 5 bytes or 32 bits.
+bool GetVarint32(Reader* in, uint32_t* v) {
+  uint64_t value = 0;
+  for (int shift = 0; shift <= 28; shift += 7) {
+    if (in->left() == 0) return false;
+    const auto byte = static_cast<uint8_t>(*in->Take(1));
+    value |= uint64_t{byte & 0x7fu} << shift;
+    if ((byte & 0x80) == 0) {
+      if (value > UINT32_MAX) return false;
+      *v = static_cast<uint32_t>(value);
+      return true;
+    }
+  }
+  return false;
+}
 
 core::Status Damage(size_t offset, const std::string& what) {
   return core::Status::Corruption("tick record: " + what + " at payload offset " +
@@ -99,15 +124,15 @@ void TickRecord::Clear() {
   world_phase_ran = false;
   world_tick = 0;
   commands.clear();
-  scheduled = false;
-  waits.clear();
+  lock_order = false;
+  after.clear();
 }
 
 void EncodeTickRecord(const TickRecord& r, std::string* out) {
   out->clear();
   out->push_back(static_cast<char>(kTickRecordVersion));
   out->push_back(static_cast<char>((r.world_phase_ran ? kFlagWorldPhase : 0) |
-                                   (r.scheduled ? kFlagSchedule : 0)));
+                                   (r.lock_order ? kFlagLockOrder : 0)));
   PutFixed16(out, 0);
   PutFixed32(out, static_cast<uint32_t>(r.world_tick));
   PutFixed32(out, static_cast<uint32_t>(r.leaves.size()));
@@ -139,51 +164,45 @@ void EncodeTickRecord(const TickRecord& r, std::string* out) {
     out->push_back(static_cast<char>(u.buttons));
     out->push_back(static_cast<char>(u.impulse));
   }
-  if (!r.scheduled) return;
-  for (const TickCommand& c : r.commands) {
-    out->push_back(static_cast<char>(c.worker));
-    out->push_back(static_cast<char>(c.wait_count));
-    for (uint32_t k = 0; k < c.wait_count; ++k) {
-      const TickWait& w = r.waits[c.first_wait + k];
-      out->push_back(static_cast<char>(w.worker));
-      PutFixed32(out, w.done);
+  if (!r.lock_order) return;
+  for (size_t j = 0; j < r.commands.size(); ++j) {
+    const TickCommand& c = r.commands[j];
+    PutVarint32(out, c.after_count);
+    for (uint32_t k = 0; k < c.after_count; ++k) {
+      PutVarint32(out, static_cast<uint32_t>(j) - r.after[c.first_after + k]);  // distance back
     }
   }
 }
 
 namespace {
 
-// The schedule section: per command its worker, its wait count and its waits, each checked
-// against the commands before it (see TickRecord::scheduled).
-core::Status DecodeSchedule(Reader* in, TickRecord* r) {
-  uint32_t before[kMaxScheduleWorkers] = {};  // each worker's commands so far
-  for (TickCommand& c : r->commands) {
+// The lock-order section: per command its count of earlier commands, then each as its distance
+// back, strictly decreasing (indices strictly ascending), each at least 1 and at most the
+// command's own index: a wait only ever on an earlier command, so replay cannot deadlock.
+core::Status DecodeLockOrder(Reader* in, TickRecord* r) {
+  for (size_t j = 0; j < r->commands.size(); ++j) {
+    TickCommand& c = r->commands[j];
     const size_t at = in->pos();
-    if (in->left() < 2) return Damage(at, "schedule truncated");
-    const char* p = in->Take(2);
-    c.worker = static_cast<uint8_t>(p[0]);
-    c.wait_count = static_cast<uint8_t>(p[1]);
-    c.first_wait = static_cast<uint32_t>(r->waits.size());
-    if (c.worker >= kMaxScheduleWorkers) {
-      return Damage(at, "schedule worker " + std::to_string(c.worker) + " out of range");
+    uint32_t count = 0;
+    if (!GetVarint32(in, &count)) return Damage(at, "lock order truncated or overlong");
+    if (count > j || count > in->left()) {
+      return Damage(at, "command " + std::to_string(j) + " comes after " + std::to_string(count) +
+                            " commands");
     }
-    if (in->left() < size_t{c.wait_count} * kTickWaitSize) return Damage(at, "schedule waits truncated");
-    for (uint32_t k = 0; k < c.wait_count; ++k) {
-      const size_t wat = in->pos();
-      const char* q = in->Take(kTickWaitSize);
-      TickWait w{static_cast<uint8_t>(q[0]), DecodeFixed32(q + 1)};
-      if (w.worker >= kMaxScheduleWorkers || w.worker == c.worker) {
-        return Damage(wat, "wait on worker " + std::to_string(w.worker) + " by worker " +
-                               std::to_string(c.worker));
+    c.after_count = count;
+    c.first_after = static_cast<uint32_t>(r->after.size());
+    uint64_t last = j + 1;
+    for (uint32_t k = 0; k < count; ++k) {
+      const size_t dat = in->pos();
+      uint32_t distance = 0;
+      if (!GetVarint32(in, &distance)) return Damage(dat, "lock order truncated or overlong");
+      if (distance == 0 || distance > j || distance >= last) {
+        return Damage(dat, "command " + std::to_string(j) + " after the command " +
+                               std::to_string(distance) + " back");
       }
-      if (w.done == 0 || w.done > before[w.worker]) {
-        return Damage(wat, "wait for " + std::to_string(w.done) + " commands of worker " +
-                               std::to_string(w.worker) + ", which ran " +
-                               std::to_string(before[w.worker]) + " before it");
-      }
-      r->waits.push_back(w);
+      last = distance;
+      r->after.push_back(static_cast<uint32_t>(j - distance));
     }
-    ++before[c.worker];
   }
   return core::Status::OK();
 }
@@ -203,12 +222,12 @@ core::Status DecodeTickRecord(std::string_view payload, TickRecord* r) {
     return Damage(0, "unknown version " + std::to_string(version));
   }
   const uint8_t flags = static_cast<uint8_t>(h[1]);
-  const uint8_t known = version >= 3 ? (kFlagWorldPhase | kFlagSchedule) : kFlagWorldPhase;
+  const uint8_t known = version >= 3 ? (kFlagWorldPhase | kFlagLockOrder) : kFlagWorldPhase;
   if ((flags & ~known) != 0 || DecodeFixed16(h + 2) != 0) {
     return Damage(1, "unknown flags or non-zero reserved bytes");
   }
   r->world_phase_ran = (flags & kFlagWorldPhase) != 0;
-  r->scheduled = (flags & kFlagSchedule) != 0;
+  r->lock_order = (flags & kFlagLockOrder) != 0;
   r->world_tick = static_cast<int32_t>(DecodeFixed32(h + 4));
   if (r->world_tick < 0) return Damage(4, "negative world tick");
   const uint64_t leaves = DecodeFixed32(h + 8);
@@ -238,13 +257,13 @@ core::Status DecodeTickRecord(std::string_view payload, TickRecord* r) {
     core::Status s = DecodeJoin(&in, &r->joins[i]);
     if (!s.ok()) return s;
   }
-  // Unscheduled: exactly the commands follow. Scheduled: at least 2 bytes of schedule each.
-  const uint64_t need = commands * (kTickCommandSize + (r->scheduled ? 2 : 0));
-  if (r->scheduled ? in.left() < need : in.left() != need) {
+  // Without the lock order exactly the commands follow; with it, at least a byte more each.
+  const uint64_t need = commands * (kTickCommandSize + (r->lock_order ? 1 : 0));
+  if (r->lock_order ? in.left() < need : in.left() != need) {
     return Damage(in.pos(), std::to_string(in.left()) + " bytes left for " +
                                 std::to_string(commands) + " commands of " +
                                 std::to_string(kTickCommandSize) + " bytes" +
-                                (r->scheduled ? " and their schedule" : ""));
+                                (r->lock_order ? " and their lock order" : ""));
   }
   r->commands.resize(commands);
   for (uint64_t i = 0; i < commands; ++i) {
@@ -257,10 +276,10 @@ core::Status DecodeTickRecord(std::string_view payload, TickRecord* r) {
                             " does not follow " + std::to_string(r->commands[i - 1].exec_seq));
     }
   }
-  if (r->scheduled) {
-    core::Status s = DecodeSchedule(&in, r);
+  if (r->lock_order) {
+    core::Status s = DecodeLockOrder(&in, r);
     if (!s.ok()) return s;
-    if (in.left() != 0) return Damage(in.pos(), std::to_string(in.left()) + " bytes after the schedule");
+    if (in.left() != 0) return Damage(in.pos(), std::to_string(in.left()) + " bytes after the lock order");
   }
   return core::Status::OK();
 }

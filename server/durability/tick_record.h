@@ -32,23 +32,11 @@ struct TickCommand {
   uint64_t exec_seq = 0;       // global execution sequence, taken under the command's locks
   game::EntityId player = 0;
   game::UserCmd cmd;
-  // The schedule (TickRecord::scheduled): the live worker that ran the command, and its waits,
-  // record.waits[first_wait .. first_wait + wait_count).
-  uint8_t worker = 0;
-  uint8_t wait_count = 0;
-  uint32_t first_wait = 0;
+  // The live lock order (TickRecord::lock_order): the earlier commands of the tick this one took
+  // a lock from, record.after[first_after .. first_after + after_count), ascending indices.
+  uint32_t after_count = 0;
+  uint32_t first_after = 0;
 };
-
-// "Before this command, worker `worker` had finished `done` of its commands of this tick (in
-// exec_seq order)": the live server's lock hand-offs, which a replay may follow instead of
-// working the conflicts out again (parallel_replay.h).
-struct TickWait {
-  uint8_t worker = 0;
-  uint32_t done = 0;
-  friend bool operator==(const TickWait&, const TickWait&) = default;
-};
-
-inline constexpr int kMaxScheduleWorkers = 64;  // worker ids in a schedule are 0..63
 
 // The live order, which replay follows: leaves (each after its eviction), then joins, then the
 // world phase (if it ran), then the commands by exec_seq. Only applied joins and successful
@@ -59,28 +47,26 @@ struct TickRecord {
   bool world_phase_ran = false;
   int32_t world_tick = 0;      // Globals::tick after the world part (a replay cross-check)
   std::vector<TickCommand> commands;  // exec_seq strictly increasing
-  // Whether the commands carry the live schedule (worker, waits). A wait names another worker
-  // and at least one and at most all of that worker's commands before it in the record, so
-  // following the waits never deadlocks. A command lists a worker only where it needs more of
-  // that worker's commands than the earlier commands of its own worker did.
-  bool scheduled = false;
-  std::vector<TickWait> waits;
+  // Whether the commands carry the live lock order: for each command, the commands of this
+  // tick that held one of its locks last before it (TickRecorder). Parallel replay then runs a
+  // command once those are done, without working the conflicts out again (parallel_replay.h).
+  bool lock_order = false;
+  std::vector<uint32_t> after;  // command indices, each below the index of the command it is for
 
   void Clear();
 };
 
-// 2: leaves carry their eviction; 3: the commands may carry the live schedule (flag bit 1).
-// Version 2 records are still read (without a schedule).
+// 2: leaves carry their eviction; 3: the commands may carry the live lock order (flag bit 1).
+// Version 2 records are still read (without it).
 inline constexpr uint8_t kTickRecordVersion = 3;
 inline constexpr size_t kTickRecordHeaderSize = 20;
 inline constexpr size_t kTickCommandSize = 38;
-inline constexpr size_t kTickWaitSize = 5;  // worker u8 | done u32
 
 // Appends the encoding of r to *out (which is cleared first).
 void EncodeTickRecord(const TickRecord& r, std::string* out);
 // Parses and validates a payload: version, flags, counts against the size, names, player ids,
-// strictly increasing exec_seq, the schedule's workers and waits (each wait on another worker,
-// for at least one and at most as many of its commands as precede it), no trailing bytes. Damage gives Corruption naming what is wrong;
+// strictly increasing exec_seq, the lock order (each command's earlier commands strictly
+// ascending and before it, so following them cannot deadlock), no trailing bytes. Damage gives Corruption naming what is wrong;
 // *r is then unspecified. Never trusts a count before checking it against the bytes left.
 core::Status DecodeTickRecord(std::string_view payload, TickRecord* r);
 

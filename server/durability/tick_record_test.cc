@@ -1,6 +1,6 @@
-// TickRecord encoding (round trip, every kind of damage rejected, the schedule's too), TickRecorder
-// merging and its schedule from lock hand-offs, and ApplyTick replaying a live tick exactly (and
-// refusing a log that does not fit the state).
+// TickRecord encoding (round trip, every kind of damage rejected, the lock order's too),
+// TickRecorder merging and its lock order from lock hand-offs, and ApplyTick replaying a live tick
+// exactly (and refusing a log that does not fit the state).
 #include <catch2/catch.hpp>
 
 #include <bit>
@@ -45,22 +45,18 @@ TickRecord SampleRecord() {
   return r;
 }
 
-// Four commands of three workers: 1 came after 0 through a lock, 2 after 1, 3 after 2 and 1.
-TickRecord ScheduledRecord() {
+// Four commands with the live lock order: 1 came after 0, 2 after none, 3 after 0, 1 and 2.
+TickRecord LockOrderRecord() {
   TickRecord r = SampleRecord();
   r.commands.push_back({41, 7, Cmd(3, 90.0f)});
-  r.scheduled = true;
-  r.commands[0].worker = 0;
-  r.commands[1].worker = 1;
-  r.commands[1].first_wait = 0;
-  r.commands[1].wait_count = 1;
-  r.commands[2].worker = 0;
-  r.commands[2].first_wait = 1;
-  r.commands[2].wait_count = 1;
-  r.commands[3].worker = 2;
-  r.commands[3].first_wait = 2;
-  r.commands[3].wait_count = 2;
-  r.waits = {{0, 1}, {1, 1}, {0, 2}, {1, 1}};
+  r.lock_order = true;
+  r.commands[1].first_after = 0;
+  r.commands[1].after_count = 1;
+  r.commands[2].first_after = 1;
+  r.commands[2].after_count = 0;
+  r.commands[3].first_after = 1;
+  r.commands[3].after_count = 3;
+  r.after = {0, 0, 1, 2};
   return r;
 }
 
@@ -89,14 +85,13 @@ void RequireSame(const TickRecord& a, const TickRecord& b) {
     CHECK(a.commands[i].player == b.commands[i].player);
     CHECK(SameCmd(a.commands[i].cmd, b.commands[i].cmd));
   }
-  REQUIRE(a.scheduled == b.scheduled);
-  if (!a.scheduled) return;
+  REQUIRE(a.lock_order == b.lock_order);
+  if (!a.lock_order) return;
   for (size_t i = 0; i < a.commands.size(); ++i) {
     const TickCommand& x = a.commands[i];
     const TickCommand& y = b.commands[i];
-    CHECK(x.worker == y.worker);
-    REQUIRE(x.wait_count == y.wait_count);
-    for (uint32_t k = 0; k < x.wait_count; ++k) CHECK(a.waits[x.first_wait + k] == b.waits[y.first_wait + k]);
+    REQUIRE(x.after_count == y.after_count);
+    for (uint32_t k = 0; k < x.after_count; ++k) CHECK(a.after[x.first_after + k] == b.after[y.first_after + k]);
   }
 }
 
@@ -116,35 +111,35 @@ TEST_CASE("tick record round trip is bit exact") {
   REQUIRE(DecodeTickRecord(bytes, &back).ok());
   RequireSame(empty, back);
 
-  const TickRecord s = ScheduledRecord();
+  const TickRecord s = LockOrderRecord();
   EncodeTickRecord(s, &bytes);
-  CHECK(bytes.size() == kTickRecordHeaderSize + 2 * 8 + (13 + 5) + (13 + 31) + 4 * kTickCommandSize +
-                            4 * 2 + 4 * kTickWaitSize);
+  // A count byte per command, a distance byte per earlier command.
+  CHECK(bytes.size() == kTickRecordHeaderSize + 2 * 8 + (13 + 5) + (13 + 31) + 4 * kTickCommandSize + 4 + 4);
   REQUIRE(DecodeTickRecord(bytes, &back).ok());
-  CHECK(back.scheduled);
+  CHECK(back.lock_order);
   RequireSame(s, back);
 }
 
-TEST_CASE("a version 2 record (no schedule) still decodes, but not with a schedule flag") {
+TEST_CASE("a version 2 record (no lock order) still decodes, but not with the lock-order flag") {
   std::string bytes;
   EncodeTickRecord(SampleRecord(), &bytes);
   bytes[0] = 2;
   TickRecord back;
   REQUIRE(DecodeTickRecord(bytes, &back).ok());
-  CHECK_FALSE(back.scheduled);
+  CHECK_FALSE(back.lock_order);
   RequireSame(SampleRecord(), back);
-  EncodeTickRecord(ScheduledRecord(), &bytes);
+  EncodeTickRecord(LockOrderRecord(), &bytes);
   bytes[0] = 2;
   CHECK(DecodeTickRecord(bytes, &back).code() == core::Status::Code::kCorruption);
 }
 
 TEST_CASE("every truncation and any trailing byte is rejected") {
-  for (const TickRecord& r : {SampleRecord(), ScheduledRecord()}) {
+  for (const TickRecord& r : {SampleRecord(), LockOrderRecord()}) {
     std::string bytes;
     EncodeTickRecord(r, &bytes);
     TickRecord back;
     for (size_t n = 0; n < bytes.size(); ++n) {
-      INFO("scheduled " << r.scheduled << ", prefix of " << n << " bytes");
+      INFO("lock order " << r.lock_order << ", prefix of " << n << " bytes");
       const core::Status s = DecodeTickRecord(std::string_view(bytes).substr(0, n), &back);
       REQUIRE(s.code() == core::Status::Code::kCorruption);
     }
@@ -152,32 +147,41 @@ TEST_CASE("every truncation and any trailing byte is rejected") {
   }
 }
 
-TEST_CASE("a schedule that could deadlock or names no worker is rejected") {
+TEST_CASE("a lock order that could deadlock, repeats itself or is overlong is rejected") {
   TickRecord back;
   auto rejects = [&](const TickRecord& r) {
     std::string bytes;
     EncodeTickRecord(r, &bytes);
     return DecodeTickRecord(bytes, &back).code() == core::Status::Code::kCorruption;
   };
-  REQUIRE_FALSE(rejects(ScheduledRecord()));
-  TickRecord r = ScheduledRecord();
-  r.commands[3].worker = kMaxScheduleWorkers;  // no such worker
+  REQUIRE_FALSE(rejects(LockOrderRecord()));
+  TickRecord r = LockOrderRecord();
+  r.after[0] = 1;  // command 1 after itself
   CHECK(rejects(r));
-  r = ScheduledRecord();
-  r.waits[0] = {1, 1};  // command 1 (worker 1) waits on its own worker
+  r = LockOrderRecord();
+  r.after[3] = 3;  // command 3 after itself
   CHECK(rejects(r));
-  r = ScheduledRecord();
-  r.waits[0] = {0, 0};  // a wait for nothing
+  r = LockOrderRecord();
+  r.after[2] = 0;  // command 3 after command 0 twice
   CHECK(rejects(r));
-  r = ScheduledRecord();
-  r.waits[0] = {0, 2};  // worker 0 ran only one command before command 1: a wait for a later one
+  r = LockOrderRecord();
+  r.after[1] = 2;
+  r.after[2] = 1;  // not ascending
   CHECK(rejects(r));
-  r = ScheduledRecord();
-  r.waits[2] = {3, 1};  // a worker with no command at all
+  r = LockOrderRecord();
+  r.commands[0].after_count = 1;  // command 0 after a command before the first
+  r.commands[0].first_after = 0;
   CHECK(rejects(r));
-  r = ScheduledRecord();
-  r.waits[2] = {kMaxScheduleWorkers, 1};
-  CHECK(rejects(r));
+  // A count larger than the commands before it, and a varint of six bytes, by hand.
+  std::string bytes;
+  EncodeTickRecord(LockOrderRecord(), &bytes);
+  const size_t order = bytes.size() - 8;  // the lock order: counts 0, 1, 0, 3 and distances 1, 3, 2, 1
+  REQUIRE(bytes.substr(order, 8) == std::string("\x00\x01\x01\x00\x03\x03\x02\x01", 8));
+  std::string b = bytes;
+  b[order + 1] = 2;  // command 1 after 2 commands
+  CHECK(DecodeTickRecord(b, &back).code() == core::Status::Code::kCorruption);
+  b = bytes.substr(0, order) + std::string("\x80\x80\x80\x80\x80\x00", 6) + bytes.substr(order + 1);
+  CHECK(DecodeTickRecord(b, &back).code() == core::Status::Code::kCorruption);
 }
 
 TEST_CASE("damaged header, counts, names, ids and order are rejected") {
@@ -250,7 +254,7 @@ TEST_CASE("any single bit flip decodes cleanly or is rejected, never crashes") {
     }
   }
   // All 32 flips there are caught but two: bit 0 of the flags is the world-phase flag itself,
-  // and bit 0 of the version turns 3 into 2, which reads this record (it has no schedule) alike.
+  // and bit 0 of the version turns 3 into 2, which reads this record (it has no lock order) alike.
   CHECK(fixed_rejected == 30);
 }
 
@@ -281,28 +285,16 @@ TEST_CASE("recorder merges per-thread buffers in execution order") {
     REQUIRE(c.cmd.sequence == last[c.player] + 1);
     last[c.player] = c.cmd.sequence;
   }
-  // The schedule: every command shared lock 0, so following the waits (and each worker's own
-  // order) must put every command after all those before it, whatever worker ran them.
-  // A vector clock per command: how many of each worker's commands it comes after, through its
-  // own worker's order and its waits, transitively.
-  REQUIRE(r.scheduled);
-  using Clock = std::vector<uint32_t>;
-  std::vector<std::vector<Clock>> after(kThreads);  // [w][k]: the clock of w's (k+1)-th command
-  std::vector<uint32_t> ran(kThreads, 0);           // by worker: commands so far in log order
-  for (const TickCommand& c : r.commands) {
-    REQUIRE(c.worker == c.player - 1);
-    Clock clock = after[c.worker].empty() ? Clock(kThreads, 0) : after[c.worker].back();
-    for (uint32_t k = 0; k < c.wait_count; ++k) {
-      const TickWait& w = r.waits[c.first_wait + k];
-      const Clock& theirs = after[w.worker][w.done - 1];
-      for (int v = 0; v < kThreads; ++v) clock[v] = std::max(clock[v], theirs[v]);
+  // The lock order: every command shared lock 0, so each comes after exactly the one before it.
+  REQUIRE(r.lock_order);
+  for (size_t i = 0; i < r.commands.size(); ++i) {
+    const TickCommand& c = r.commands[i];
+    if (i == 0) {
+      CHECK(c.after_count == 0);
+    } else {
+      REQUIRE(c.after_count == 1);
+      CHECK(r.after[c.first_after] == i - 1);
     }
-    for (int v = 0; v < kThreads; ++v) {
-      if (v != c.worker) REQUIRE(clock[v] == ran[v]);
-    }
-    ++ran[c.worker];
-    clock[c.worker] = ran[c.worker];
-    after[c.worker].push_back(clock);
   }
   std::string bytes;
   EncodeTickRecord(r, &bytes);
@@ -313,39 +305,44 @@ TEST_CASE("recorder merges per-thread buffers in execution order") {
   CHECK(r.commands.empty());
 }
 
-TEST_CASE("the recorder's schedule: a wait per lock hand-off between workers, and only new ones") {
+TEST_CASE("the recorder's lock order: each command after the last holder of each of its locks") {
   TickRecorder rec(3, 8);
   auto record = [&](int thread, std::vector<int> locks) {
     rec.Record(thread, thread + 1, Cmd(1, 0), locks);
   };
-  record(0, {1, 2});  // c0: first on 1 and 2
-  record(1, {2, 3});  // c1: after c0 (lock 2)        -> waits {0: 1}
-  record(1, {3});     // c2: only its own worker's     -> none
-  record(0, {3, 4});  // c3: after c2 (lock 3)        -> waits {1: 2}
-  record(2, {1, 4});  // c4: after c0 (1) and c3 (4)  -> waits {0: 2} (one per worker, the most)
-  record(1, {2});     // c5: lock 2 was c1's, its own; c0's wait already known -> none
-  record(1, {5});     // c6: a lock nobody held       -> none
+  record(0, {1, 2});     // c0: first on 1 and 2
+  record(1, {2, 3});     // c1: after c0 (2)
+  record(1, {3});        // c2: after c1 (3), its own worker's
+  record(0, {3, 4});     // c3: after c2 (3)
+  record(2, {1, 2, 4});  // c4: after c0 (1), c1 (2), c3 (4)
+  record(1, {5});        // c5: a lock nobody held
+  record(2, {1, 4});     // c6: after c4, once though it took both its locks from it
   TickRecord r;
   rec.MergeInto(&r);
-  REQUIRE(r.scheduled);
+  REQUIRE(r.lock_order);
   REQUIRE(r.commands.size() == 7);
-  const std::vector<std::vector<TickWait>> want = {{}, {{0, 1}}, {}, {{1, 2}}, {{0, 2}}, {}, {}};
+  const std::vector<std::vector<uint32_t>> want = {{}, {0}, {1}, {2}, {0, 1, 3}, {}, {4}};
   for (size_t i = 0; i < r.commands.size(); ++i) {
     INFO("command " << i);
     const TickCommand& c = r.commands[i];
-    std::vector<TickWait> got(r.waits.begin() + c.first_wait, r.waits.begin() + c.first_wait + c.wait_count);
-    CHECK(got == want[i]);
+    CHECK(std::vector<uint32_t>(r.after.begin() + c.first_after, r.after.begin() + c.first_after + c.after_count) ==
+          want[i]);
   }
-  // A new phase starts with clean stamps: the same hand-off is not a wait any more.
+  std::string bytes;
+  EncodeTickRecord(r, &bytes);
+  TickRecord back;
+  REQUIRE(DecodeTickRecord(bytes, &back).ok());
+  RequireSame(r, back);
+  // A new phase starts with clean stamps: the same hand-off is not an order any more.
   record(1, {2});
   rec.MergeInto(&r);
   REQUIRE(r.commands.size() == 1);
-  CHECK(r.commands[0].wait_count == 0);
-  // One thread: no schedule at all.
+  CHECK(r.commands[0].after_count == 0);
+  // One thread: no lock order at all.
   TickRecorder alone(1, 8);
   alone.Record(0, 1, Cmd(1, 0), std::vector<int>{1});
   alone.MergeInto(&r);
-  CHECK_FALSE(r.scheduled);
+  CHECK_FALSE(r.lock_order);
 }
 
 // Plays `ticks` serial ticks on `live`, recording each, with joins, a leave and a rejoin.

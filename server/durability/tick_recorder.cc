@@ -1,5 +1,5 @@
 // TickRecorder: per-thread command buffers merged by execution sequence, and the lock stamps that
-// give the schedule (contract in the header).
+// give the lock order (contract in the header).
 #include "server/durability/tick_recorder.h"
 
 #include <algorithm>
@@ -11,10 +11,9 @@ namespace durability {
 TickRecorder::TickRecorder(int threads, int lock_count)
     : threads_(threads),
       buffers_(std::make_unique<Buffer[]>(static_cast<size_t>(std::max(threads, 1)))),
-      stamps_(static_cast<size_t>(std::max(lock_count, 1))) {
-  AS_CHECK(threads >= 1 && threads <= kMaxScheduleWorkers, "recorder threads out of range");
+      stamps_(static_cast<size_t>(std::max(lock_count, 1)), 0) {
+  AS_CHECK(threads >= 1, "a recorder needs at least one thread");
   AS_CHECK(lock_count >= 1, "a recorder needs at least one lock id");
-  for (int t = 0; t < threads; ++t) buffers_[t].waited.assign(static_cast<size_t>(threads), 0);
 }
 
 uint64_t TickRecorder::Record(int thread, game::EntityId player, const game::UserCmd& cmd,
@@ -23,23 +22,20 @@ uint64_t TickRecorder::Record(int thread, game::EntityId player, const game::Use
   const uint64_t seq = next_seq_.fetch_add(1, std::memory_order_relaxed);
   Buffer& b = buffers_[thread];
   TickCommand c{seq, player, cmd};
-  c.worker = static_cast<uint8_t>(thread);
-  c.first_wait = static_cast<uint32_t>(b.waits.size());
-  const uint32_t done = static_cast<uint32_t>(b.commands.size()) + 1;  // this one included
-  for (int lock : held_locks) {
-    AS_CHECK(lock >= 0 && static_cast<size_t>(lock) < stamps_.size(), "lock id out of range");
-    Stamp& s = stamps_[static_cast<size_t>(lock)];
-    if (s.done != 0 && s.worker != thread && s.done > b.waited[s.worker]) {
-      // A later lock of the same command may raise it again: keep one wait per worker.
-      b.waited[s.worker] = s.done;
-      auto it = std::find_if(b.waits.begin() + c.first_wait, b.waits.end(),
-                             [&](const TickWait& w) { return w.worker == s.worker; });
-      if (it != b.waits.end()) it->done = s.done;
-      else b.waits.push_back({s.worker, s.done});
+  c.first_after = static_cast<uint32_t>(b.after_seq.size());
+  if (threads_ > 1) {
+    for (int lock : held_locks) {
+      AS_CHECK(lock >= 0 && static_cast<size_t>(lock) < stamps_.size(), "lock id out of range");
+      uint64_t& stamp = stamps_[static_cast<size_t>(lock)];
+      if (stamp != 0) b.after_seq.push_back(stamp);
+      stamp = seq;
     }
-    s = {static_cast<uint8_t>(thread), done};
+    // Several locks may name the same command: each once.
+    const auto first = b.after_seq.begin() + c.first_after;
+    std::sort(first, b.after_seq.end());
+    b.after_seq.erase(std::unique(first, b.after_seq.end()), b.after_seq.end());
   }
-  c.wait_count = static_cast<uint8_t>(b.waits.size() - c.first_wait);
+  c.after_count = static_cast<uint32_t>(b.after_seq.size() - c.first_after);
   b.commands.push_back(c);
   return seq;
 }
@@ -47,31 +43,40 @@ uint64_t TickRecorder::Record(int thread, game::EntityId player, const game::Use
 void TickRecorder::MergeInto(TickRecord* record) {
   std::vector<TickCommand>& out = record->commands;
   out.clear();
-  record->waits.clear();
+  record->after.clear();
   for (int t = 0; t < threads_; ++t) out.insert(out.end(), buffers_[t].commands.begin(), buffers_[t].commands.end());
   // Each buffer is already ascending (one thread takes increasing numbers); a plain sort of the
   // concatenation, once per tick, is simpler than a k-way merge.
   std::sort(out.begin(), out.end(),
             [](const TickCommand& a, const TickCommand& b) { return a.exec_seq < b.exec_seq; });
-  record->scheduled = threads_ > 1;
-  for (TickCommand& c : out) {
-    if (record->scheduled) {
-      const std::vector<TickWait>& mine = buffers_[c.worker].waits;
-      const uint32_t first = static_cast<uint32_t>(record->waits.size());
-      record->waits.insert(record->waits.end(), mine.begin() + c.first_wait,
-                           mine.begin() + c.first_wait + c.wait_count);
-      c.first_wait = first;
-    } else {
-      c.worker = c.wait_count = 0;
-      c.first_wait = 0;
+  record->lock_order = threads_ > 1;
+  if (record->lock_order) {
+    // A command's sequence number -> its index in the merged order; each buffer's commands are
+    // found through their own after_seq, so remember which buffer each command came from.
+    seqs_.clear();
+    for (const TickCommand& c : out) seqs_.push_back(c.exec_seq);
+    std::vector<size_t> next(static_cast<size_t>(threads_), 0);  // per buffer: its next command
+    for (TickCommand& c : out) {
+      int t = 0;
+      while (buffers_[t].commands.size() <= next[t] || buffers_[t].commands[next[t]].exec_seq != c.exec_seq) ++t;
+      ++next[t];
+      const uint32_t first = static_cast<uint32_t>(record->after.size());
+      for (uint32_t k = 0; k < c.after_count; ++k) {
+        const uint64_t seq = buffers_[t].after_seq[c.first_after + k];
+        // Every stamp is a command recorded earlier in this phase (stamps are cleared below).
+        record->after.push_back(static_cast<uint32_t>(
+            std::lower_bound(seqs_.begin(), seqs_.end(), seq) - seqs_.begin()));
+      }
+      c.first_after = first;  // ascending sequence numbers give ascending indices
     }
+  } else {
+    for (TickCommand& c : out) c.after_count = c.first_after = 0;
   }
   for (int t = 0; t < threads_; ++t) {
     buffers_[t].commands.clear();
-    buffers_[t].waits.clear();
-    std::fill(buffers_[t].waited.begin(), buffers_[t].waited.end(), 0);
+    buffers_[t].after_seq.clear();
   }
-  std::fill(stamps_.begin(), stamps_.end(), Stamp{});
+  std::fill(stamps_.begin(), stamps_.end(), 0);
 }
 
 }  // namespace durability

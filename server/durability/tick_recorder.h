@@ -5,12 +5,11 @@
 // touched disjoint regions and commute. Per-thread buffers (no lock on the hot path, one atomic
 // increment per command); the master merges them by sequence when the request phase is over.
 //
-// The schedule. With more than one thread, Record also learns the lock hand-offs: every lock
-// (a small integer id below lock_count: an areanode leaf, or 0 for the global lock) keeps a stamp
-// of the last command that held it in this phase (its worker, and how many of that worker's
-// commands had run by then, itself included). A command reads the stamps of the locks it holds
-// and replaces them with its own, so it learns which commands of other workers it came after
-// through a shared lock; MergeInto turns that into the record's schedule (TickRecord::scheduled,
+// The lock order. With more than one thread, Record also learns the lock hand-offs: every lock
+// (a small integer id below lock_count: an areanode leaf, or 0 for the global lock) keeps the
+// sequence number of the last command that held it in this phase. A command reads the stamps of
+// the locks it holds and replaces them with its own, so it learns the commands it came after
+// through each lock; MergeInto turns that into the record's lock order (TickRecord::lock_order,
 // tick_record.h), which parallel replay follows instead of working the conflicts out again.
 //
 // Threading: Record(t, ...) only from worker t (0 <= t < threads), during the request phase,
@@ -31,7 +30,7 @@ namespace durability {
 
 class TickRecorder {
  public:
-  // threads: 1..kMaxScheduleWorkers; lock_count >= 1.
+  // threads >= 1; lock_count >= 1.
   explicit TickRecorder(int threads, int lock_count = 1);
   TickRecorder(const TickRecorder&) = delete;
   TickRecorder& operator=(const TickRecorder&) = delete;
@@ -41,29 +40,25 @@ class TickRecorder {
   // Records a command that was applied, called by worker `thread` while it STILL HOLDS the
   // command's region locks (or the global lock), whose ids are `held_locks`, each below
   // lock_count. With one thread they may be empty; with more, a lock left out is a conflict the
-  // schedule does not know, and a replay that follows it may go wrong. Returns the sequence
+  // lock order does not know, and a replay that follows it may go wrong. Returns the sequence
   // number taken.
   uint64_t Record(int thread, game::EntityId player, const game::UserCmd& cmd,
                   std::span<const int> held_locks);
 
   // Moves every thread's commands of this phase into record->commands (replacing them), sorted
-  // by execution sequence, with their schedule if there is more than one thread; empties the
+  // by execution sequence, with their lock order if there is more than one thread; empties the
   // buffers and clears the stamps.
   void MergeInto(TickRecord* record);
 
  private:
-  struct Stamp {
-    uint8_t worker = 0;
-    uint32_t done = 0;  // 0: no command held the lock in this phase
-  };
   struct alignas(64) Buffer {  // one cache line apart: threads never share a line
-    std::vector<TickCommand> commands;  // first_wait indexes `waits`
-    std::vector<TickWait> waits;
-    std::vector<uint32_t> waited;  // by worker: the most this thread's commands waited for so far
+    std::vector<TickCommand> commands;  // first_after indexes after_seq
+    std::vector<uint64_t> after_seq;    // the sequence numbers each command came after
   };
   const int threads_;
   std::unique_ptr<Buffer[]> buffers_;
-  std::vector<Stamp> stamps_;  // by lock id
+  std::vector<uint64_t> stamps_;  // by lock id: the last holder's sequence number (0: none)
+  std::vector<uint64_t> seqs_;    // MergeInto's scratch: the merged commands' sequence numbers
   alignas(64) std::atomic<uint64_t> next_seq_{1};
 };
 

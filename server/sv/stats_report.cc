@@ -83,7 +83,7 @@ void DurabilityJson(const DurabilityReport& d, std::string* j) {
         ", \"world_tick\": " + std::to_string(r.world_tick) +
         ", \"restore_ms\": " + Num(r.restore_ms) + ", \"replay_ms\": " + Num(r.replay_ms) +
         ", \"replay_threads\": " + std::to_string(r.replay_threads) +
-        ", \"replay_scheduled_ticks\": " + Num(r.replay_scheduled_ticks) +
+        ", \"replay_lock_order_ticks\": " + Num(r.replay_lock_order_ticks) +
         ", \"commands_replayed\": " + Num(r.commands_replayed) +
         ", \"speed_x_realtime\": " + Num(r.speed_x_realtime) +
         ", \"total_ms\": " + Num(r.total_ms) + ", \"state_hash\": \"" + Hex64(r.state_hash) +

@@ -6,7 +6,7 @@
 // into a fresh World, and two checks: the recovered state's hash equals the live hash recorded
 // at the recovered tick, and no tick that was durable before the crash is lost. Each algorithm,
 // two crash cycles each. Every crashed directory is first recovered read-only with 1, 2 and 4
-// replay threads (serial replay, and parallel replay following the records' live schedule), each
+// replay threads (serial replay, and parallel replay following the records' live lock order), each
 // to the live hash; the restart replays on 2.
 // Run under TSan it also checks the write hook under parallel commands and the replay pool.
 #include <catch2/catch.hpp>
@@ -197,9 +197,9 @@ void CrashAndRecoverCycles(const RunConfig& rc) {
       INFO(threads << " replay threads: recovered tick " << r.recovered_tick << ", replayed "
                    << r.ticks_replayed << " ticks, " << r.commands_replayed << " commands");
       CHECK(r.replay_threads == threads);
-      // The records carry the workers' schedule; a whole log (no checkpoint) is long enough
+      // The records carry the workers' lock order; a whole log (no checkpoint) is long enough
       // for the adaptive choice's pool probe, which then follows it.
-      if (threads > 1 && rc.algorithm == recovery::Algorithm::kNone) CHECK(r.replay_scheduled_ticks > 0);
+      if (threads > 1 && rc.algorithm == recovery::Algorithm::kNone) CHECK(r.replay_lock_order_ticks > 0);
       REQUIRE(game.has_live_hash(r.recovered_tick));
       REQUIRE(r.state_hash == game.live_hash(r.recovered_tick));
     }

@@ -5,7 +5,7 @@
 // live one. The log must hold real conflicts (replaying one
 // tick's commands in another order changes the state), else the comparison would prove nothing.
 // The same again for logs played by 3 workers at once under their leaf locks, whose records carry
-// the live schedule that the pool then follows. A refused command is Corruption, in both modes.
+// the live lock order that the pool then follows. A refused command is Corruption, in both modes.
 // Run under TSan (label tsan) it also checks that the pool shares no unsynchronised state.
 #include <catch2/catch.hpp>
 
@@ -102,7 +102,7 @@ Log PlayLive(game::World* w) {
 
 // As PlayLive, but the commands run as the server's workers run them: player i's on worker
 // i % kWorkers, all workers at once, each command under its leaf locks (RegionLocker) and recorded
-// while they are held, so the records carry the live schedule (TickRecord::scheduled).
+// while they are held, so the records carry the live lock order (TickRecord::lock_order).
 constexpr int kWorkers = 3;
 Log PlayLiveOnWorkers(game::World* w) {
   game::testing::ScriptOptions opts;
@@ -195,10 +195,10 @@ void ReplayAndCompare(const std::string& map, const Log& log, int threads, uint6
     const ParallelReplay::Stats st = pool->stats();
     CHECK(st.parallel_ticks == log.ticks.size());
     CHECK(st.serial_ticks == 0);
-    // A scheduled log is replayed by its schedule, every tick; another by the walk.
-    const bool scheduled = log.ticks.front().scheduled;
-    CHECK(st.scheduled_ticks == (scheduled ? log.ticks.size() : 0));
-    CHECK(st.walk_commands == (scheduled ? 0 : st.pool_commands));
+    // A log with the live lock order is linked from it, every tick; another by the walk.
+    const bool lock_order = log.ticks.front().lock_order;
+    CHECK(st.lock_order_ticks == (lock_order ? log.ticks.size() : 0));
+    CHECK((st.dispatch_stalls == 0 || !lock_order));
   }
 }
 
@@ -206,7 +206,7 @@ void CheckParallelEqualsSerial(const std::string& map, bool on_workers) {
   game::testing::TestWorld live = NewWorld(map);
   ArmPlayers(live.world.get());
   const Log log = on_workers ? PlayLiveOnWorkers(live.world.get()) : PlayLive(live.world.get());
-  for (const TickRecord& r : log.ticks) REQUIRE(r.scheduled == on_workers);
+  for (const TickRecord& r : log.ticks) REQUIRE(r.lock_order == on_workers);
   size_t commands = 0;
   for (const TickRecord& r : log.ticks) commands += r.commands.size();
   REQUIRE(commands > static_cast<size_t>(kTicks * kPlayers));  // several per player per tick
@@ -249,8 +249,8 @@ TEST_CASE("tsan: parallel replay gives the serial (and live) state after every t
   CheckParallelEqualsSerial("maps/dm_arena.map", /*on_workers=*/false);
 }
 
-// The same for logs that carry the live schedule: the pool follows it instead of the walk.
-TEST_CASE("tsan: replay by the live schedule gives the serial (and live) state after every tick") {
+// The same for logs that carry the live lock order: the pool follows it instead of the walk.
+TEST_CASE("tsan: replay by the live lock order gives the serial (and live) state after every tick") {
   CheckParallelEqualsSerial("maps/dm_small.map", /*on_workers=*/true);
   CheckParallelEqualsSerial("maps/dm_arena.map", /*on_workers=*/true);
 }

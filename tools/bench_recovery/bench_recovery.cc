@@ -154,17 +154,17 @@ int Main(int argc, char** argv) {
                   " cpu_ms %.0f\n",
                   k + 1, threads, r.ticks_replayed, r.commands_replayed, r.restore_ms, r.replay_ms,
                   r.speed_x_realtime, r.state_hash, run.cpu_ms);
-      if (r.replay_scheduled_ticks > 0) {
-        std::printf("  parallel ticks %" PRIu64 ", by the live schedule %" PRIu64
-                    " (unmet waits %" PRIu64 ")\n",
-                    r.replay_parallel_ticks, r.replay_scheduled_ticks, r.replay_schedule_waits);
-      }
-      if (r.replay_walk_commands > 0) {
-        std::printf("  parallel ticks %" PRIu64 ", by the walk %" PRIu64 " commands, critical path %" PRIu64
+      if (r.replay_parallel_ticks > 0) {
+        std::printf("  parallel ticks %" PRIu64 ", critical path %" PRIu64
                     " commands (available parallelism %.2f), dispatch stalls %" PRIu64 "\n",
-                    r.replay_parallel_ticks, r.replay_walk_commands, r.replay_critical_path,
-                    static_cast<double>(r.replay_walk_commands) / static_cast<double>(r.replay_critical_path),
+                    r.replay_parallel_ticks, r.replay_critical_path,
+                    static_cast<double>(r.replay_pool_commands) / static_cast<double>(r.replay_critical_path),
                     r.replay_dispatch_stalls);
+      }
+      if (r.replay_lock_order_ticks > 0) {
+        std::printf("  by the live lock order: %" PRIu64 " ticks as streams, %" PRIu64
+                    " commands waited on another stream, %" PRIu64 " waits found unmet\n",
+                    r.replay_lock_order_ticks, r.replay_cross_waits, r.replay_unmet_waits);
       }
       std::fflush(stdout);
       if (!done.empty() && r.state_hash != done.front().report.state_hash) {
