@@ -273,7 +273,7 @@ uint64_t ParallelReplay::RunTick() {
 void ParallelReplay::PrepareStreams(const TickRecord& record) {
   const areanode::AreanodeTree& tree = world_->tree();
   const int n = static_cast<int>(record.commands.size());
-  const int threads = options_.threads;
+  const int threads = stream_count();
   commands_ = &record.commands;
   count_ = n;
   failed_.store(false, std::memory_order_relaxed);
@@ -335,12 +335,15 @@ void ParallelReplay::PrepareStreams(const TickRecord& record) {
   for (size_t i = 0; i < slots; ++i) ran_[i].store(0, std::memory_order_relaxed);
 }
 
-// Each pass offers every unfinished stream that nobody holds; a thread that found nothing to run
-// spins a little, then yields (a wait is usually met within a command's time).
+// Each pass offers every unfinished stream that nobody holds, and the thread keeps one while it
+// finds commands to run there (so threads do not swap regions); a thread that found nothing to
+// run spins a little, then yields (a dependency is usually met within a command's time).
 uint64_t ParallelReplay::RunStreams() {
   uint64_t ran = 0;
-  const int n = options_.threads;
-  const int first = static_cast<int>(stream_ticket_.fetch_add(1, std::memory_order_relaxed) % static_cast<uint32_t>(n));
+  const int n = stream_count();
+  // Thread k of the tick starts at stream k; it stays on a stream while it runs something there.
+  const int first = static_cast<int>(stream_ticket_.fetch_add(1, std::memory_order_relaxed) %
+                                     static_cast<uint32_t>(n));
   uint64_t spin_until = 0;
   for (uint32_t idle = 0;; ) {
     bool all_done = true, progressed = false;
@@ -349,7 +352,7 @@ uint64_t ParallelReplay::RunStreams() {
       if (st.done.load(std::memory_order_acquire) == st.commands.size()) continue;
       all_done = false;
       if (st.busy.load(std::memory_order_relaxed) || st.busy.exchange(true, std::memory_order_acquire)) continue;
-      progressed |= RunStream(&st, &ran);
+      while (RunStream(&st, &ran) && !failed_.load(std::memory_order_relaxed)) progressed = true;  // stay while it runs
       st.busy.store(false, std::memory_order_release);
     }
     if (all_done || failed_.load(std::memory_order_acquire)) return ran;

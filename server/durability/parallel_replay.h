@@ -212,6 +212,9 @@ class ParallelReplay {
   bool DependenciesDone(int j) const;
   // How far past its first command not run a stream looks for one it can run.
   static constexpr uint32_t kStreamLookahead = 32;
+  // One stream per thread: two or four per thread, for a finer balance at the end of a tick,
+  // measured slower (more dependencies across streams, threads moving between regions).
+  int stream_count() const { return options_.threads; }
   void HelperMain();
   // Runs, and takes turns at dispatching, the current tick's commands until all are done;
   // returns how many this thread ran.

@@ -132,6 +132,10 @@ TEST_CASE("kill -9 at random moments: every restart recovers the live state, "
     CHECK(r["checkpoint_tick"].number + r["ticks_replayed"].number == Approx(tick));
     CHECK(r["state_hash"].string == LiveHash(ReadFile(hash_log), size_at_kill, tick));
     CHECK(r["replay_threads"].number == replay_threads[k]);
+    // The server runs 2 workers, so its records carry the lock order; with a pool, replay
+    // follows it on every tick the pool takes.
+    REQUIRE(r.Has("replay_lock_order_ticks"));
+    if (replay_threads[k] == 1) CHECK(r["replay_lock_order_ticks"].number == 0);
     // Bots send commands every frame; a replay of a second or more of play has them, and a speed.
     if (r["ticks_replayed"].number >= 30) {
       CHECK(r["commands_replayed"].number > 0);
