@@ -339,7 +339,7 @@ void ParallelReplay::PrepareStreams(const TickRecord& record) {
 // finds commands to run there (so threads do not swap regions); a thread that found nothing to
 // run spins a little, then yields (a dependency is usually met within a command's time).
 uint64_t ParallelReplay::RunStreams() {
-  uint64_t ran = 0;
+  uint64_t ran = 0, unmet = 0;
   const int n = stream_count();
   // Thread k of the tick starts at stream k; it stays on a stream while it runs something there.
   const int first = static_cast<int>(stream_ticket_.fetch_add(1, std::memory_order_relaxed) %
@@ -352,10 +352,13 @@ uint64_t ParallelReplay::RunStreams() {
       if (st.done.load(std::memory_order_acquire) == st.commands.size()) continue;
       all_done = false;
       if (st.busy.load(std::memory_order_relaxed) || st.busy.exchange(true, std::memory_order_acquire)) continue;
-      while (RunStream(&st, &ran) && !failed_.load(std::memory_order_relaxed)) progressed = true;  // stay while it runs
+      while (RunStream(&st, &ran, &unmet) && !failed_.load(std::memory_order_relaxed)) progressed = true;  // stay while it runs
       st.busy.store(false, std::memory_order_release);
     }
-    if (all_done || failed_.load(std::memory_order_acquire)) return ran;
+    if (all_done || failed_.load(std::memory_order_acquire)) {
+      unmet_waits_.fetch_add(unmet, std::memory_order_relaxed);
+      return ran;
+    }
     if (progressed) {
       idle = 0;
     } else if (idle++ == 0) {
@@ -371,7 +374,7 @@ uint64_t ParallelReplay::RunStreams() {
 // From the stream's first command not yet run, up to kStreamLookahead further: runs each whose
 // dependencies are all done (the ones before it in the stream it does not depend on may wait),
 // then moves the stream's head past the run ones.
-bool ParallelReplay::RunStream(Stream* stream, uint64_t* ran) {
+bool ParallelReplay::RunStream(Stream* stream, uint64_t* ran, uint64_t* unmet) {
   bool any = false;
   const uint32_t size = static_cast<uint32_t>(stream->commands.size());
   const uint32_t end = std::min(size, stream->next + kStreamLookahead);
@@ -379,7 +382,7 @@ bool ParallelReplay::RunStream(Stream* stream, uint64_t* ran) {
     const int j = stream->commands[i];
     if (ran_[slot_[j]].load(std::memory_order_relaxed) != 0) continue;  // this stream's, run by its holder
     if (!DependenciesDone(j)) {
-      unmet_waits_.fetch_add(1, std::memory_order_relaxed);
+      ++*unmet;
       continue;
     }
     const core::Status s = ApplyLoggedCommand(world_, (*commands_)[static_cast<size_t>(j)]);

@@ -24,15 +24,15 @@
 // (TickRecord::lock_order, tick_recorder.h): the dependencies the walk would find, known before
 // the tick starts. Then no walk runs, and no command goes through the ready queue. The owner cuts
 // the map into one stream per thread (runs of areanode leaves, by where the commands' players
-// stand, with about as many commands each) and gives each command to its stream; each stream runs
-// its commands in log order, one thread at a time, and a command starts once the other streams
-// have finished the commands it comes after (an acquire load of their progress). Neighbours in
-// space mostly depend on each other, so most dependencies stay inside a stream, where log order
-// already keeps them. Exact for the walk's reason: two commands that shared a lock live run in
-// their live order, which is their log order, and two that did not commute. Every dependency
-// points to an earlier command (the decoder checks it), so the earliest command not yet run can
-// always start: a thread that meets an unmet dependency lets its stream go and takes another,
-// and a lone thread runs them all.
+// stand, with about as many commands each) and gives each command to its stream. A stream is run
+// by one thread at a time: from its first command not yet run it looks a few commands ahead for
+// one whose dependencies have all run (an acquire load of each one's flag), runs it and sets its
+// flag. Neighbours in space mostly depend on each other, so most dependencies stay inside a
+// stream. Exact for the walk's reason: two commands that shared a lock live run in their live
+// order, which is their log order, and two that did not commute. Every dependency points to an
+// earlier command (the decoder checks it), so the earliest command not yet run can always start:
+// a thread that finds nothing to run in its stream takes another that nobody holds, and a lone
+// thread runs them all.
 //
 // Scheduling (parallel_replay.cc): no lock per hand-off. Each command has an atomic count of the
 // dependencies it still waits for and a lock-free list of the commands waiting for it; a command
@@ -146,7 +146,7 @@ class ParallelReplay {
   // min_parallel_commands or the adaptive choice says so, else on the pool. A refused command is Corruption (ApplyLoggedCommand's message);
   // then no further command is started and the World's state is unspecified.
   core::Status ApplyCommands(const std::vector<TickCommand>& commands);
-  // The same for a whole record's commands: on the pool, linked from its live lock order if it
+  // The same for a whole record's commands: on the pool, as streams by its live lock order if it
   // has one (record.lock_order), else by the walk.
   core::Status ApplyCommands(const TickRecord& record);
 
@@ -188,7 +188,7 @@ class ParallelReplay {
   static constexpr int kClosedTick = 1 << 30;  // members_: the owner has closed the tick
 
   // A stream: the commands of one run of leaves, in log order (a record with the lock order).
-  // Run by one thread at a time (busy); `done` of them have finished (release; waits acquire it).
+  // Run by one thread at a time (busy).
   struct alignas(64) Stream {
     std::atomic<bool> busy{false};
     std::atomic<uint32_t> done{0};  // its first `done` commands have all run (release)
@@ -202,13 +202,14 @@ class ParallelReplay {
   // The owner, before a pool tick: sizes and resets the per-command state.
   void PrepareTick(const std::vector<TickCommand>& commands) REQUIRES(dispatch_);
   // The owner, before a tick with the live lock order: cuts the leaves into streams, fills them,
-  // and turns each command's dependencies on other streams into waits.
+  // clears the run flags, and counts the critical path and the commands with a dependency on
+  // another stream.
   void PrepareStreams(const TickRecord& record) REQUIRES(dispatch_);
   // Runs streams until every one is done (or a command failed); returns how many this thread ran.
   uint64_t RunStreams();
   // Runs the stream's next commands whose dependencies are done (the caller holds it); true if it
-  // ran any.
-  bool RunStream(Stream* stream, uint64_t* ran);
+  // ran any. Adds to *ran the commands run, to *unmet those it found not ready.
+  bool RunStream(Stream* stream, uint64_t* ran, uint64_t* unmet);
   bool DependenciesDone(int j) const;
   // How far past its first command not run a stream looks for one it can run.
   static constexpr uint32_t kStreamLookahead = 32;
@@ -263,7 +264,7 @@ class ParallelReplay {
   size_t ran_capacity_ = 0;
   std::vector<uint32_t> leaf_commands_;     // per leaf: the tick's commands whose player is there
   std::atomic<uint32_t> stream_ticket_{0};  // spreads the threads' first streams
-  std::atomic<uint64_t> unmet_waits_{0};
+  std::atomic<uint64_t> unmet_waits_{0};    // added once per thread and tick
   uint64_t stats_cross_waits_ = 0;          // owner only, between ticks
 
   int count_ = 0;
