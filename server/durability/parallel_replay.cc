@@ -345,14 +345,28 @@ uint64_t ParallelReplay::RunStreams() {
   const int first = static_cast<int>(stream_ticket_.fetch_add(1, std::memory_order_relaxed) %
                                      static_cast<uint32_t>(n));
   uint64_t spin_until = 0;
+  uint32_t wait_slot = kNoSlot;  // after a pass that ran nothing: a command the thread waits for
   for (uint32_t idle = 0;; ) {
+    // Idle: watch the one flag it waits for (a load of a line its writer keeps) rather than
+    // scanning the windows again; a full pass every 64 turns sees streams let go meanwhile.
+    if (idle != 0 && wait_slot != kNoSlot && (idle & 63) != 0 &&
+        ran_[wait_slot].load(std::memory_order_acquire) == 0) {
+      ++idle;
+      core::CpuRelax();
+      continue;
+    }
+    wait_slot = kNoSlot;
     bool all_done = true, progressed = false;
     for (int k = 0; k < n; ++k) {
       Stream& st = streams_[(first + k) % n];
       if (st.done.load(std::memory_order_acquire) == st.commands.size()) continue;
       all_done = false;
       if (st.busy.load(std::memory_order_relaxed) || st.busy.exchange(true, std::memory_order_acquire)) continue;
-      while (RunStream(&st, &ran, &unmet) && !failed_.load(std::memory_order_relaxed)) progressed = true;  // stay while it runs
+      uint32_t blocked = kNoSlot;
+      while (RunStream(&st, &ran, &unmet, &blocked) && !failed_.load(std::memory_order_relaxed)) {
+        progressed = true;  // stay while it runs
+      }
+      if (wait_slot == kNoSlot) wait_slot = blocked;
       st.busy.store(false, std::memory_order_release);
     }
     if (all_done || failed_.load(std::memory_order_acquire)) {
@@ -363,7 +377,7 @@ uint64_t ParallelReplay::RunStreams() {
       idle = 0;
     } else if (idle++ == 0) {
       spin_until = core::SteadyNs() + kWorkSpinNs;
-    } else if ((idle & 63) != 0 || core::SteadyNs() < spin_until) {
+    } else if (core::SteadyNs() < spin_until) {
       core::CpuRelax();
     } else {
       std::this_thread::yield();
@@ -373,16 +387,20 @@ uint64_t ParallelReplay::RunStreams() {
 
 // From the stream's first command not yet run, up to kStreamLookahead further: runs each whose
 // dependencies are all done (the ones before it in the stream it does not depend on may wait),
-// then moves the stream's head past the run ones.
-bool ParallelReplay::RunStream(Stream* stream, uint64_t* ran, uint64_t* unmet) {
+// then moves the stream's head past the run ones. *blocked: the first dependency not yet run of
+// the first command it had to pass over, or kNoSlot.
+bool ParallelReplay::RunStream(Stream* stream, uint64_t* ran, uint64_t* unmet, uint32_t* blocked) {
   bool any = false;
+  *blocked = kNoSlot;
   const uint32_t size = static_cast<uint32_t>(stream->commands.size());
   const uint32_t end = std::min(size, stream->next + kStreamLookahead);
   for (uint32_t i = stream->next; i < end; ++i) {
     const int j = stream->commands[i];
     if (ran_[slot_[j]].load(std::memory_order_relaxed) != 0) continue;  // this stream's, run by its holder
-    if (!DependenciesDone(j)) {
+    const uint32_t missing = FirstDependencyNotRun(j);
+    if (missing != kNoSlot) {
       ++*unmet;
+      if (*blocked == kNoSlot) *blocked = missing;
       continue;
     }
     const core::Status s = ApplyLoggedCommand(world_, (*commands_)[static_cast<size_t>(j)]);
@@ -402,19 +420,22 @@ bool ParallelReplay::RunStream(Stream* stream, uint64_t* ran, uint64_t* unmet) {
       if (game::NextRandom(&shuffle_state_) % 2 == 0) break;
     }
   }
+  const uint32_t before = stream->next;
   while (stream->next < size && ran_[slot_[stream->commands[stream->next]]].load(std::memory_order_relaxed) != 0) {
     ++stream->next;
   }
-  stream->done.store(stream->next, std::memory_order_release);
+  // Stored only when it moved: the other threads read it on every pass.
+  if (stream->next != before) stream->done.store(stream->next, std::memory_order_release);
   return any;
 }
 
-bool ParallelReplay::DependenciesDone(int j) const {
+uint32_t ParallelReplay::FirstDependencyNotRun(int j) const {
   const TickCommand& c = (*commands_)[static_cast<size_t>(j)];
   for (uint32_t k = 0; k < c.after_count; ++k) {
-    if (ran_[slot_[lock_order_->after[c.first_after + k]]].load(std::memory_order_acquire) == 0) return false;
+    const uint32_t slot = slot_[lock_order_->after[c.first_after + k]];
+    if (ran_[slot].load(std::memory_order_acquire) == 0) return slot;
   }
-  return true;
+  return kNoSlot;
 }
 
 // After a refusal no command starts: the rest of the tick is only marked done.

@@ -208,9 +208,12 @@ class ParallelReplay {
   // Runs streams until every one is done (or a command failed); returns how many this thread ran.
   uint64_t RunStreams();
   // Runs the stream's next commands whose dependencies are done (the caller holds it); true if it
-  // ran any. Adds to *ran the commands run, to *unmet those it found not ready.
-  bool RunStream(Stream* stream, uint64_t* ran, uint64_t* unmet);
-  bool DependenciesDone(int j) const;
+  // ran any. Adds to *ran the commands run, to *unmet those it found not ready; *blocked: the
+  // slot of a dependency one of those waits for, or kNoSlot.
+  bool RunStream(Stream* stream, uint64_t* ran, uint64_t* unmet, uint32_t* blocked);
+  // The slot in ran_ of j's first dependency not yet run, or kNoSlot.
+  uint32_t FirstDependencyNotRun(int j) const;
+  static constexpr uint32_t kNoSlot = UINT32_MAX;
   // How far past its first command not run a stream looks for one it can run.
   static constexpr uint32_t kStreamLookahead = 32;
   // One stream per thread: two or four per thread, for a finer balance at the end of a tick,
