@@ -125,11 +125,11 @@ core::Status ParallelReplay::ApplyOnPool(const std::vector<TickCommand>& command
   const bool parent_locking = tree.parent_locking();
   tree.set_parent_locking(true);
 
-  streams_on_ = lock_order != nullptr;
-  const uint64_t cross_before = stats_cross_waits_;
-  const uint64_t unmet_before = unmet_waits_.load(std::memory_order_relaxed);
+  lock_order_ = lock_order;
+  uint64_t cross = 0;
   dispatch_.Lock();
-  if (streams_on_) PrepareStreams(*lock_order);  // none of the walk's state
+  BeginTick(commands);
+  if (lock_order != nullptr) cross = PrepareStreams(*lock_order);  // none of the walk's state
   else PrepareTick(commands);
   const uint64_t stalls_before = dispatch_stalls_;
   dispatch_.Unlock();
@@ -162,13 +162,13 @@ core::Status ParallelReplay::ApplyOnPool(const std::vector<TickCommand>& command
     stats_.pool_commands += ran;
     stats_.critical_path += static_cast<uint64_t>(tick_chain);
     stats_.dispatch_stalls += stalls;
-    if (streams_on_) {
+    if (lock_order != nullptr) {
       ++stats_.lock_order_ticks;
-      stats_.cross_waits += stats_cross_waits_ - cross_before;
-      stats_.unmet_waits += unmet_waits_.load(std::memory_order_relaxed) - unmet_before;
+      stats_.cross_waits += cross;
+      stats_.unmet_waits += unmet_waits_.exchange(0, std::memory_order_relaxed);
     }
   }
-  streams_on_ = false;
+  lock_order_ = nullptr;
   commands_ = nullptr;
   tree.set_parent_locking(parent_locking);
   return result;
@@ -187,12 +187,9 @@ void ParallelReplay::PrepareTick(const std::vector<TickCommand>& commands) {
     state_[j].dependents.store(nullptr, std::memory_order_relaxed);
     ready_slots_[j].store(-1, std::memory_order_relaxed);
   }
-  commands_ = &commands;
-  count_ = n;
   ready_head_.store(0, std::memory_order_relaxed);
   ready_tail_.store(0, std::memory_order_relaxed);
   done_count_.store(0, std::memory_order_relaxed);
-  failed_.store(false, std::memory_order_relaxed);
   dispatch_left_.store(n > 0, std::memory_order_relaxed);
   dispatch_blocker_.store(-1, std::memory_order_relaxed);
   if (options_.shuffle_seed != 0) {
@@ -203,7 +200,6 @@ void ParallelReplay::PrepareTick(const std::vector<TickCommand>& commands) {
   next_dispatch_ = 0;
   blocker_ = -1;
   stalled_at_ = -1;
-  tick_chain_ = 0;
   edges_used_ = 0;
   std::fill(leaf_holder_.begin(), leaf_holder_.end(), -1);
   previous_of_player_.resize(un);
@@ -219,7 +215,14 @@ void ParallelReplay::PrepareTick(const std::vector<TickCommand>& commands) {
   linked_by_.assign(un, -1);
   if (declared_.size() < un) declared_.resize(un);
   for (std::vector<int>& list : in_flight_) list.clear();
-  chain_.assign(un, 1);
+}
+
+void ParallelReplay::BeginTick(const std::vector<TickCommand>& commands) {
+  commands_ = &commands;
+  count_ = static_cast<int>(commands.size());
+  failed_.store(false, std::memory_order_relaxed);
+  chain_.assign(commands.size(), 1);
+  tick_chain_ = 0;
 }
 
 // Waits for a tick (spinning a little first: the owner's world part between two ticks is short),
@@ -250,7 +253,7 @@ void ParallelReplay::HelperMain() {
 // Each thread extends the dispatch when it can (so that ready work appears early), runs a ready
 // command, and idles only when neither is possible.
 uint64_t ParallelReplay::RunTick() {
-  if (streams_on_) return RunStreams();
+  if (lock_order_ != nullptr) return RunStreams();
   uint64_t ran = 0;
   int next = -1;  // a command the last completion made ready for this thread
   while (done_count_.load(std::memory_order_acquire) != count_) {
@@ -268,22 +271,17 @@ uint64_t ParallelReplay::RunTick() {
 
 // Streams: leaves in index order (a subtree's leaves are consecutive, so each run is a region),
 // cut where the commands counted so far reach the next share. A command goes to the stream of
-// the leaf its player is linked in (or stands in) at the tick's start; an id that is not a player to stream 0
-// (ApplyLoggedCommand refuses it). The critical path is the walk's statistic, from the record.
-void ParallelReplay::PrepareStreams(const TickRecord& record) {
+// the leaf its player is linked in (or stands in) at the tick's start; an id that is not a
+// player to stream 0 (ApplyLoggedCommand refuses it). The critical path is the walk's
+// statistic, from the record.
+uint64_t ParallelReplay::PrepareStreams(const TickRecord& record) {
   const areanode::AreanodeTree& tree = world_->tree();
-  const int n = static_cast<int>(record.commands.size());
-  const int threads = stream_count();
-  commands_ = &record.commands;
-  count_ = n;
-  failed_.store(false, std::memory_order_relaxed);
-  chain_.assign(static_cast<size_t>(n), 1);
-  tick_chain_ = 0;
+  const int n = count_;
+  const int threads = options_.threads;
   if (streams_ == nullptr) streams_ = std::make_unique<Stream[]>(static_cast<size_t>(threads));
-  stream_of_.resize(static_cast<size_t>(n));
+  leaf_of_.resize(static_cast<size_t>(n));
   slot_.resize(static_cast<size_t>(n));
-  lock_order_ = &record;
-  leaf_commands_.assign(static_cast<size_t>(tree.leaf_count()), 0);
+  leaf_stream_.assign(static_cast<size_t>(tree.leaf_count()), 0);
   for (int j = 0; j < n; ++j) {
     const game::EntityId p = record.commands[static_cast<size_t>(j)].player;
     int leaf = 0;
@@ -291,14 +289,14 @@ void ParallelReplay::PrepareStreams(const TickRecord& record) {
       const int node = tree.IsLinked(p) ? tree.NodeOf(p) : -1;
       leaf = node >= 0 && tree.node(node).leaf >= 0 ? tree.node(node).leaf : tree.LeafAt(world_->Get(p).origin);
     }
-    stream_of_[j] = leaf;  // for now: the leaf
-    ++leaf_commands_[static_cast<size_t>(leaf)];
+    leaf_of_[j] = leaf;
+    ++leaf_stream_[static_cast<size_t>(leaf)];  // its commands, until the loop below
   }
   uint64_t before = 0;
-  for (uint32_t& count : leaf_commands_) {  // per leaf: its stream
-    const uint64_t middle = before + count / 2;
-    before += count;
-    count = static_cast<uint32_t>(std::min<uint64_t>(threads - 1, middle * threads / std::max(n, 1)));
+  for (int& stream : leaf_stream_) {  // a leaf's command count becomes the stream its middle falls in
+    const uint64_t middle = before + static_cast<uint64_t>(stream) / 2;
+    before += static_cast<uint64_t>(stream);
+    stream = static_cast<int>(std::min<uint64_t>(threads - 1, middle * threads / std::max(n, 1)));
   }
   for (int s = 0; s < threads; ++s) {
     streams_[s].commands.clear();
@@ -306,18 +304,19 @@ void ParallelReplay::PrepareStreams(const TickRecord& record) {
     streams_[s].done.store(0, std::memory_order_relaxed);
     streams_[s].busy.store(false, std::memory_order_relaxed);
   }
+  auto stream_of = [&](int j) { return leaf_stream_[static_cast<size_t>(leaf_of_[j])]; };
+  uint64_t cross = 0;
   for (int j = 0; j < n; ++j) {
-    const int s = static_cast<int>(leaf_commands_[static_cast<size_t>(stream_of_[j])]);
-    stream_of_[j] = s;
+    const int s = stream_of(j);
     streams_[s].commands.push_back(j);
     const TickCommand& c = record.commands[static_cast<size_t>(j)];
-    bool cross = false;
+    bool crosses = false;
     for (uint32_t k = 0; k < c.after_count; ++k) {
       const int holder = static_cast<int>(record.after[c.first_after + k]);
       chain_[j] = std::max(chain_[j], chain_[holder] + 1);
-      cross |= stream_of_[holder] != s;
+      crosses |= stream_of(holder) != s;
     }
-    if (cross) ++stats_cross_waits_;
+    if (crosses) ++cross;
     tick_chain_ = std::max(tick_chain_, chain_[j]);
   }
   // Each stream's flags on cache lines of their own, in its order: a thread marks its commands
@@ -333,6 +332,7 @@ void ParallelReplay::PrepareStreams(const TickRecord& record) {
     ran_ = std::make_unique<std::atomic<uint8_t>[]>(ran_capacity_);
   }
   for (size_t i = 0; i < slots; ++i) ran_[i].store(0, std::memory_order_relaxed);
+  return cross;
 }
 
 // Each pass offers every unfinished stream that nobody holds, and the thread keeps one while it
@@ -340,7 +340,7 @@ void ParallelReplay::PrepareStreams(const TickRecord& record) {
 // run spins a little, then yields (a dependency is usually met within a command's time).
 uint64_t ParallelReplay::RunStreams() {
   uint64_t ran = 0, unmet = 0;
-  const int n = stream_count();
+  const int n = options_.threads;
   // Thread k of the tick starts at stream k; it stays on a stream while it runs something there.
   const int first = static_cast<int>(stream_ticket_.fetch_add(1, std::memory_order_relaxed) %
                                      static_cast<uint32_t>(n));
@@ -403,14 +403,7 @@ bool ParallelReplay::RunStream(Stream* stream, uint64_t* ran, uint64_t* unmet, u
       if (*blocked == kNoSlot) *blocked = missing;
       continue;
     }
-    const core::Status s = ApplyLoggedCommand(world_, (*commands_)[static_cast<size_t>(j)]);
-    ++*ran;
-    if (!s.ok()) {
-      core::MutexLock lock(&mu_);
-      if (failure_.ok()) failure_ = s;
-      failed_.store(true, std::memory_order_release);
-      return true;
-    }
+    if (!RunCommand(j, ran)) return true;
     ran_[slot_[j]].store(1, std::memory_order_release);
     any = true;
     if (options_.shuffle_seed != 0) {
@@ -438,17 +431,19 @@ uint32_t ParallelReplay::FirstDependencyNotRun(int j) const {
   return kNoSlot;
 }
 
+bool ParallelReplay::RunCommand(int j, uint64_t* ran) {
+  const core::Status s = ApplyLoggedCommand(world_, (*commands_)[static_cast<size_t>(j)]);
+  ++*ran;
+  if (s.ok()) return true;
+  core::MutexLock lock(&mu_);
+  if (failure_.ok()) failure_ = s;
+  failed_.store(true, std::memory_order_release);
+  return false;
+}
+
 // After a refusal no command starts: the rest of the tick is only marked done.
 int ParallelReplay::RunOne(int j, uint64_t* ran) {
-  if (!failed_.load(std::memory_order_acquire)) {
-    const core::Status s = ApplyLoggedCommand(world_, (*commands_)[static_cast<size_t>(j)]);
-    ++*ran;
-    if (!s.ok()) {
-      core::MutexLock lock(&mu_);
-      if (failure_.ok()) failure_ = s;
-      failed_.store(true, std::memory_order_release);
-    }
-  }
+  if (!failed_.load(std::memory_order_acquire)) RunCommand(j, ran);
   return Complete(j);
 }
 

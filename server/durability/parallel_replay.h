@@ -199,26 +199,28 @@ class ParallelReplay {
   core::Status Apply(const std::vector<TickCommand>& commands, const TickRecord* lock_order);
   core::Status ApplySerially(const std::vector<TickCommand>& commands);
   core::Status ApplyOnPool(const std::vector<TickCommand>& commands, const TickRecord* lock_order);
-  // The owner, before a pool tick: sizes and resets the per-command state.
+  // The owner, before a pool tick, either way: the tick's commands, failure flag and chains.
+  void BeginTick(const std::vector<TickCommand>& commands) REQUIRES(dispatch_);
+  // The owner, after BeginTick, before a tick the walk runs: sizes and resets its state.
   void PrepareTick(const std::vector<TickCommand>& commands) REQUIRES(dispatch_);
-  // The owner, before a tick with the live lock order: cuts the leaves into streams, fills them,
-  // clears the run flags, and counts the critical path and the commands with a dependency on
-  // another stream.
-  void PrepareStreams(const TickRecord& record) REQUIRES(dispatch_);
+  // The owner, after BeginTick, before a tick with the live lock order: cuts the leaves into
+  // streams, fills them, clears the run flags and counts the critical path. Returns how many
+  // commands depend on another stream's.
+  uint64_t PrepareStreams(const TickRecord& record) REQUIRES(dispatch_);
   // Runs streams until every one is done (or a command failed); returns how many this thread ran.
   uint64_t RunStreams();
   // Runs the stream's next commands whose dependencies are done (the caller holds it); true if it
   // ran any. Adds to *ran the commands run, to *unmet those it found not ready; *blocked: the
   // slot of a dependency one of those waits for, or kNoSlot.
   bool RunStream(Stream* stream, uint64_t* ran, uint64_t* unmet, uint32_t* blocked);
+  // Runs command j and counts it; on a refusal records the failure (first one wins), sets
+  // failed_ and returns false.
+  bool RunCommand(int j, uint64_t* ran);
   // The slot in ran_ of j's first dependency not yet run, or kNoSlot.
   uint32_t FirstDependencyNotRun(int j) const;
   static constexpr uint32_t kNoSlot = UINT32_MAX;
   // How far past its first command not run a stream looks for one it can run.
   static constexpr uint32_t kStreamLookahead = 32;
-  // One stream per thread: two or four per thread, for a finer balance at the end of a tick,
-  // measured slower (more dependencies across streams, threads moving between regions).
-  int stream_count() const { return options_.threads; }
   void HelperMain();
   // Runs, and takes turns at dispatching, the current tick's commands until all are done;
   // returns how many this thread ran.
@@ -257,18 +259,19 @@ class ParallelReplay {
 
   // Written by the owner between ticks only (before it opens a tick: members_), read during it.
   const std::vector<TickCommand>* commands_ = nullptr;
-  bool streams_on_ = false;                 // this tick runs as streams
-  std::unique_ptr<Stream[]> streams_;       // options_.threads of them
-  const TickRecord* lock_order_ = nullptr;  // the tick's record, for its dependencies
-  std::vector<int> stream_of_;              // per command: its stream
+  // The tick's record when it runs as streams by its lock order (for the dependencies), else null.
+  const TickRecord* lock_order_ = nullptr;
+  // One per thread: two or four per thread, for a finer balance at the end of a tick, measured
+  // slower (more dependencies across streams, threads moving between regions).
+  std::unique_ptr<Stream[]> streams_;
+  std::vector<int> leaf_of_;                // per command: the leaf its player is in (PrepareStreams)
   std::vector<uint32_t> slot_;              // per command: its flag in ran_
   // By slot: 1 once the command has run (release, by its stream's holder; dependents acquire it).
   std::unique_ptr<std::atomic<uint8_t>[]> ran_;
   size_t ran_capacity_ = 0;
-  std::vector<uint32_t> leaf_commands_;     // per leaf: the tick's commands whose player is there
+  std::vector<int> leaf_stream_;            // per leaf: its stream (PrepareStreams)
   std::atomic<uint32_t> stream_ticket_{0};  // spreads the threads' first streams
-  std::atomic<uint64_t> unmet_waits_{0};    // added once per thread and tick
-  uint64_t stats_cross_waits_ = 0;          // owner only, between ticks
+  std::atomic<uint64_t> unmet_waits_{0};    // this tick's: added once per thread, taken by the owner
 
   int count_ = 0;
   std::unique_ptr<CommandState[]> state_;
