@@ -44,33 +44,32 @@ void TickRecorder::MergeInto(TickRecord* record) {
   std::vector<TickCommand>& out = record->commands;
   out.clear();
   record->after.clear();
-  for (int t = 0; t < threads_; ++t) out.insert(out.end(), buffers_[t].commands.begin(), buffers_[t].commands.end());
+  // All buffers' dependencies in one vector, each command's range shifted to point into it.
+  merged_after_seq_.clear();
+  for (int t = 0; t < threads_; ++t) {
+    const uint32_t base = static_cast<uint32_t>(merged_after_seq_.size());
+    for (TickCommand c : buffers_[t].commands) {
+      c.first_after += base;
+      out.push_back(c);
+    }
+    merged_after_seq_.insert(merged_after_seq_.end(), buffers_[t].after_seq.begin(), buffers_[t].after_seq.end());
+  }
   // Each buffer is already ascending (one thread takes increasing numbers); a plain sort of the
   // concatenation, once per tick, is simpler than a k-way merge.
   std::sort(out.begin(), out.end(),
             [](const TickCommand& a, const TickCommand& b) { return a.exec_seq < b.exec_seq; });
   record->lock_order = threads_ > 1;
-  if (record->lock_order) {
-    // A command's sequence number -> its index in the merged order; each buffer's commands are
-    // found through their own after_seq, so remember which buffer each command came from.
-    seqs_.clear();
-    for (const TickCommand& c : out) seqs_.push_back(c.exec_seq);
-    std::vector<size_t> next(static_cast<size_t>(threads_), 0);  // per buffer: its next command
-    for (TickCommand& c : out) {
-      int t = 0;
-      while (buffers_[t].commands.size() <= next[t] || buffers_[t].commands[next[t]].exec_seq != c.exec_seq) ++t;
-      ++next[t];
-      const uint32_t first = static_cast<uint32_t>(record->after.size());
-      for (uint32_t k = 0; k < c.after_count; ++k) {
-        const uint64_t seq = buffers_[t].after_seq[c.first_after + k];
-        // Every stamp is a command recorded earlier in this phase (stamps are cleared below).
-        record->after.push_back(static_cast<uint32_t>(
-            std::lower_bound(seqs_.begin(), seqs_.end(), seq) - seqs_.begin()));
-      }
-      c.first_after = first;  // ascending sequence numbers give ascending indices
+  for (TickCommand& c : out) {
+    const uint32_t first = static_cast<uint32_t>(record->after.size());
+    for (uint32_t k = 0; k < c.after_count; ++k) {
+      // Every number taken in the phase is a recorded command of it (Record always records, and
+      // the stamps are cleared below), so the merged order is out.front().exec_seq onwards.
+      const uint64_t index = merged_after_seq_[c.first_after + k] - out.front().exec_seq;
+      AS_CHECK(index < out.size() && out[index].exec_seq == merged_after_seq_[c.first_after + k],
+               "a lock stamp outside the phase");
+      record->after.push_back(static_cast<uint32_t>(index));  // ascending, as the numbers
     }
-  } else {
-    for (TickCommand& c : out) c.after_count = c.first_after = 0;
+    c.first_after = first;
   }
   for (int t = 0; t < threads_; ++t) {
     buffers_[t].commands.clear();

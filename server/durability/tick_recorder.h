@@ -58,7 +58,7 @@ class TickRecorder {
   const int threads_;
   std::unique_ptr<Buffer[]> buffers_;
   std::vector<uint64_t> stamps_;  // by lock id: the last holder's sequence number (0: none)
-  std::vector<uint64_t> seqs_;    // MergeInto's scratch: the merged commands' sequence numbers
+  std::vector<uint64_t> merged_after_seq_;  // MergeInto's scratch: every buffer's after_seq
   alignas(64) std::atomic<uint64_t> next_seq_{1};
 };
 
