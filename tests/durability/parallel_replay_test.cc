@@ -52,35 +52,50 @@ struct Log {
   std::vector<uint64_t> hashes;  // the live state after each tick
 };
 
-// Plays kTicks ticks on `w`: now and then a player leaves and rejoins later; every online player
-// sends 1..3 commands, all players' commands shuffled together (each player's in its order).
-Log PlayLive(game::World* w) {
+// One script per armed player, attacking and jumping now and then.
+std::vector<game::testing::ScriptedPlayer> ArmedScripts(const game::World& w) {
   game::testing::ScriptOptions opts;
   opts.attack_percent = 30;
   opts.jump_percent = 10;
   opts.min_duration_ms = 10;
   opts.max_duration_ms = 40;
   std::vector<game::testing::ScriptedPlayer> bots;
-  for (int i = 0; i < kPlayers; ++i) bots.emplace_back(w->FindPlayer("p" + std::to_string(i)), 9 + i, opts);
+  for (int i = 0; i < kPlayers; ++i) bots.emplace_back(w.FindPlayer("p" + std::to_string(i)), 9 + i, opts);
+  return bots;
+}
+
+// A tick's world part, as the live master runs it: now and then a player leaves, and rejoins
+// 5 ticks later (in its old slot if free); then the world phase.
+void PlayWorldPart(game::World* w, int tick, std::vector<game::testing::ScriptedPlayer>* bots,
+                   TickRecord* record) {
+  for (int i = 0; i < kPlayers; ++i) {
+    game::testing::ScriptedPlayer& b = (*bots)[i];
+    if (b.player() != 0 && (tick + 7 * i) % 37 == 0) {
+      REQUIRE(ApplyLeave(w, b.player(), record).ok());
+      b.set_player(0);
+    }
+  }
+  for (int i = 0; i < kPlayers; ++i) {
+    game::testing::ScriptedPlayer& b = (*bots)[i];
+    if (b.player() == 0 && (tick + 7 * i) % 37 == 5) {
+      const game::JoinResult j = ApplyJoin(w, "p" + std::to_string(i), 100 + i, record);
+      REQUIRE(j.status.ok());
+      b.set_player(j.player);
+    }
+  }
+  ApplyWorldPhase(w, true, record);
+}
+
+// Plays kTicks ticks on `w`: now and then a player leaves and rejoins later; every online player
+// sends 1..3 commands, all players' commands shuffled together (each player's in its order).
+Log PlayLive(game::World* w) {
+  std::vector<game::testing::ScriptedPlayer> bots = ArmedScripts(*w);
   std::mt19937 rng(4242);
   Log log;
   uint64_t exec_seq = 0;
   for (int tick = 0; tick < kTicks; ++tick) {
     TickRecord record;
-    for (int i = 0; i < kPlayers; ++i) {
-      if (bots[i].player() != 0 && (tick + 7 * i) % 37 == 0) {
-        REQUIRE(ApplyLeave(w, bots[i].player(), &record).ok());
-        bots[i].set_player(0);
-      }
-    }
-    for (int i = 0; i < kPlayers; ++i) {
-      if (bots[i].player() == 0 && (tick + 7 * i) % 37 == 5) {
-        const game::JoinResult j = ApplyJoin(w, "p" + std::to_string(i), 100 + i, &record);
-        REQUIRE(j.status.ok());
-        bots[i].set_player(j.player);
-      }
-    }
-    ApplyWorldPhase(w, true, &record);
+    PlayWorldPart(w, tick, &bots, &record);
     std::vector<int> order;
     for (int i = 0; i < kPlayers; ++i) {
       if (bots[i].player() == 0) continue;
@@ -105,13 +120,7 @@ Log PlayLive(game::World* w) {
 // while they are held, so the records carry the live lock order (TickRecord::lock_order).
 constexpr int kWorkers = 3;
 Log PlayLiveOnWorkers(game::World* w) {
-  game::testing::ScriptOptions opts;
-  opts.attack_percent = 30;
-  opts.jump_percent = 10;
-  opts.min_duration_ms = 10;
-  opts.max_duration_ms = 40;
-  std::vector<game::testing::ScriptedPlayer> bots;
-  for (int i = 0; i < kPlayers; ++i) bots.emplace_back(w->FindPlayer("p" + std::to_string(i)), 9 + i, opts);
+  std::vector<game::testing::ScriptedPlayer> bots = ArmedScripts(*w);
   std::mt19937 rng(4243);
   w->tree().set_parent_locking(true);
   w->set_region_check(true);
@@ -119,20 +128,7 @@ Log PlayLiveOnWorkers(game::World* w) {
   Log log;
   for (int tick = 0; tick < kTicks; ++tick) {
     TickRecord record;
-    for (int i = 0; i < kPlayers; ++i) {
-      if (bots[i].player() != 0 && (tick + 7 * i) % 37 == 0) {
-        REQUIRE(ApplyLeave(w, bots[i].player(), &record).ok());
-        bots[i].set_player(0);
-      }
-    }
-    for (int i = 0; i < kPlayers; ++i) {
-      if (bots[i].player() == 0 && (tick + 7 * i) % 37 == 5) {
-        const game::JoinResult j = ApplyJoin(w, "p" + std::to_string(i), 100 + i, &record);
-        REQUIRE(j.status.ok());
-        bots[i].set_player(j.player);
-      }
-    }
-    ApplyWorldPhase(w, true, &record);
+    PlayWorldPart(w, tick, &bots, &record);
     // Each worker's players' commands, 1..3 per player, shuffled (each player's in its order),
     // drawn before the workers start (a script reads the world).
     std::vector<std::vector<int>> orders(kWorkers);
