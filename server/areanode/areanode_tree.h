@@ -48,14 +48,15 @@
 #include <mutex>
 #include <vector>
 
-#include "server/areanode/box_columns.h"
 #include "server/core/bounds.h"
+#include "server/core/box_columns.h"
 #include "server/core/convex_xy.h"
 #include "server/core/status.h"
 
 namespace areanode {
 
 using core::Bounds;
+using core::BoxColumns;
 using EntityId = int32_t;
 
 constexpr int kMinDepth = 1;

@@ -17,6 +17,8 @@ void BrushGrid::Build(const std::vector<core::Bounds>& bounds, float min_cell_un
   for (const core::Bounds& b : bounds) world_.Add(b);
   cell_start_.clear();
   ids_.clear();
+  block_start_.clear();
+  blocks_.clear();
   first_cell_x_.assign(bounds.size(), 0);
   first_cell_y_.assign(bounds.size(), 0);
   if (bounds.empty()) {
@@ -49,6 +51,18 @@ void BrushGrid::Build(const std::vector<core::Bounds>& bounds, float min_cell_un
       for (int cx = CellX(b.mins.x); cx <= CellX(b.maxs.x); ++cx) {
         ids_[fill[cy * cells_x_ + cx]++] = static_cast<uint32_t>(id);
       }
+    }
+  }
+  // Each cell's boxes, four to a block, in the order of its ids.
+  const size_t cells = counts.size() - 1;
+  block_start_.assign(cells + 1, 0);
+  for (size_t c = 0; c < cells; ++c) {
+    block_start_[c + 1] = block_start_[c] + (counts[c] + 3) / 4;
+  }
+  blocks_.assign(block_start_.back(), core::BoxBlock::Empty());
+  for (size_t c = 0; c < cells; ++c) {
+    for (uint32_t k = 0; k < counts[c]; ++k) {
+      blocks_[block_start_[c] + k / 4].Set(k % 4, bounds[ids_[cell_start_[c] + k]]);
     }
   }
 }

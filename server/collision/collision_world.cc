@@ -171,9 +171,8 @@ Trace World::TraceBox(Vec3 start, Vec3 end, Vec3 mins, Vec3 maxs) const {
   if (mins == Vec3{} && maxs == Vec3{}) {
     TraceRay(sweep, swept, &trace);
   } else {
-    solid_.grid.Query(swept, [&](uint32_t id) {
-      const BrushRecord& b = solid_.brushes[id];
-      if (b.bounds.Intersects(swept)) ClipBrush(sweep, b, &trace);
+    solid_.grid.Query(swept, [&](uint32_t id) {  // only brushes whose bounds meet `swept`
+      ClipBrush(sweep, solid_.brushes[id], &trace);
       return !trace.all_solid;
     });
   }
@@ -243,9 +242,8 @@ bool World::BoundRays(const Bounds& starts, Vec3 center, std::span<const Vec3> c
 
 bool World::InsideAny(const BrushSet& set, Vec3 p) const {
   bool inside = false;
-  set.grid.Query(Bounds{p, p}, [&](uint32_t id) {
+  set.grid.Query(Bounds{p, p}, [&](uint32_t id) {  // only brushes whose bounds hold p
     const BrushRecord& b = set.brushes[id];
-    if (!b.bounds.Contains(p)) return true;
     const maps::Plane* planes = planes_.data() + b.first_plane;
     for (int i = 0; i < b.num_planes; ++i) {
       if (Dot(planes[i].normal, p) > planes[i].dist) return true;

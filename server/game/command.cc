@@ -191,7 +191,7 @@ core::Status World::ExecuteCommand(EntityId player, const UserCmd& cmd) {
 // Returns true if the player went through a teleporter.
 bool World::RunMovement(EntityId player, const UserCmd& cmd) {
   static thread_local std::vector<EntityId> near;
-  static thread_local std::vector<ClipBox> solids;
+  static thread_local ClipBoxes solids;
   static thread_local std::vector<EntityId> items;
   const Edict& p = Get(player);
   QueryBox(MoveCore(p, cmd), &near);
@@ -201,7 +201,7 @@ bool World::RunMovement(EntityId player, const UserCmd& cmd) {
     if (id == player) continue;
     const Edict& e = Get(id);
     if (e.kind == EntityKind::kPlayer && (e.flags & kFlagSolid)) {
-      solids.push_back({id, EdictBox(e)});
+      solids.push_back(id, EdictBox(e));
     } else if (e.kind == EntityKind::kPickup && (e.flags & kFlagAvailable)) {
       items.push_back(id);
     }

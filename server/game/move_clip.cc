@@ -68,35 +68,33 @@ MoveTrace MoveClipper::Trace(Vec3 start, Vec3 end, Vec3 mins, Vec3 maxs) const {
   t.all_solid = wt.all_solid;
   if (t.all_solid) return t;
   // The space the mover sweeps through: a box strictly apart from it on some axis cannot be hit,
-  // so it is passed over before the slab test (the same result, without its divisions).
-  Vec3 sweep_lo, sweep_hi;
+  // so it is passed over before the slab test (the same result, without its divisions), four
+  // boxes to a test.
+  Bounds sweep;
   for (int axis = 0; axis < 3; ++axis) {
-    sweep_lo[axis] = std::min(start[axis], end[axis]) + mins[axis];
-    sweep_hi[axis] = std::max(start[axis], end[axis]) + maxs[axis];
+    sweep.mins[axis] = std::min(start[axis], end[axis]) + mins[axis];
+    sweep.maxs[axis] = std::max(start[axis], end[axis]) + maxs[axis];
   }
-  for (const ClipBox& c : boxes_) {
-    if (c.box.maxs.x < sweep_lo.x || c.box.mins.x > sweep_hi.x || c.box.maxs.y < sweep_lo.y ||
-        c.box.mins.y > sweep_hi.y || c.box.maxs.z < sweep_lo.z || c.box.mins.z > sweep_hi.z) {
-      continue;
-    }
+  boxes_.boxes.ForEachIntersecting(sweep, [&](size_t i) {
+    const Bounds box = boxes_.boxes.Get(i);
     // Strictly inside the box grown by the mover: SweepBoxVsBox would say start_inside, which
     // is ignored (see the header). Again the same result, sooner.
-    if (start.x > c.box.mins.x - maxs.x && start.x < c.box.maxs.x - mins.x &&
-        start.y > c.box.mins.y - maxs.y && start.y < c.box.maxs.y - mins.y &&
-        start.z > c.box.mins.z - maxs.z && start.z < c.box.maxs.z - mins.z) {
-      continue;
+    if (start.x > box.mins.x - maxs.x && start.x < box.maxs.x - mins.x &&
+        start.y > box.mins.y - maxs.y && start.y < box.maxs.y - mins.y &&
+        start.z > box.mins.z - maxs.z && start.z < box.maxs.z - mins.z) {
+      return;
     }
     float f;
     Vec3 n;
     bool inside;
-    if (!SweepBoxVsBox(start, end, mins, maxs, c.box, &f, &n, &inside) || inside) continue;
+    if (!SweepBoxVsBox(start, end, mins, maxs, box, &f, &n, &inside) || inside) return;
     if (f < t.fraction) {
       t.fraction = f;
       t.normal = n;
-      t.entity = c.id;
+      t.entity = boxes_.ids[i];
       t.end = start + (end - start) * f;
     }
-  }
+  });
   return t;
 }
 

@@ -4,19 +4,29 @@
 #pragma once
 
 #include <cstdint>
-#include <span>
+#include <vector>
 
 #include "server/collision/collision_world.h"
 #include "server/core/bounds.h"
+#include "server/core/box_columns.h"
 #include "server/game/entity.h"
 
 namespace game {
 
 using core::Bounds;
 
-struct ClipBox {
-  EntityId id = 0;
-  Bounds box;
+// The solid entity boxes a command's traces clip against, gathered once per command.
+struct ClipBoxes {
+  std::vector<EntityId> ids;
+  core::BoxColumns boxes;  // boxes.Get(i) is entity ids[i]'s box
+  void clear() {
+    ids.clear();
+    boxes.clear();
+  }
+  void push_back(EntityId id, const Bounds& box) {
+    ids.push_back(id);
+    boxes.push_back(box);
+  }
 };
 
 struct MoveTrace {
@@ -43,14 +53,14 @@ class MoveClipper {
  public:
   // `boxes` must outlive the clipper. Entities whose box the mover starts inside are ignored, so
   // overlapping players (after a resume or a spawn) can walk apart instead of sticking.
-  MoveClipper(const collision::CollisionWorld& world, std::span<const ClipBox> boxes)
+  MoveClipper(const collision::CollisionWorld& world, const ClipBoxes& boxes)
       : world_(world), boxes_(boxes) {}
 
   MoveTrace Trace(Vec3 start, Vec3 end, Vec3 mins, Vec3 maxs) const;
 
  private:
   const collision::CollisionWorld& world_;
-  std::span<const ClipBox> boxes_;
+  const ClipBoxes& boxes_;
 };
 
 }  // namespace game

@@ -7,11 +7,11 @@
 #include <random>
 #include <vector>
 
-#include "server/areanode/box_columns.h"
+#include "server/core/box_columns.h"
 
 namespace {
 
-using areanode::BoxColumns;
+using core::BoxColumns;
 using core::Bounds;
 using core::Vec3;
 
