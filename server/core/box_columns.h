@@ -65,11 +65,13 @@ struct BoxBlock {
   unsigned Intersecting(const Query& q) const {
     const M4 hit = (lo[0] <= q.hi[0]) & (hi[0] >= q.lo[0]) & (lo[1] <= q.hi[1]) &
                    (hi[1] >= q.lo[1]) & (lo[2] <= q.hi[2]) & (hi[2] >= q.lo[2]);
-    uint64_t halves[2];
-    std::memcpy(halves, &hit, sizeof(halves));
-    if ((halves[0] | halves[1]) == 0) return 0;  // the common case: all four miss
+#if defined(__SSE__)
+    // Each lane is all ones or all zeros: its sign bit says which (one movmskps).
+    return static_cast<unsigned>(__builtin_ia32_movmskps(reinterpret_cast<V4>(hit)));
+#else
     return (hit[0] != 0 ? 1u : 0u) | (hit[1] != 0 ? 2u : 0u) | (hit[2] != 0 ? 4u : 0u) |
            (hit[3] != 0 ? 8u : 0u);
+#endif
   }
 
   static constexpr float kInf = std::numeric_limits<float>::infinity();
