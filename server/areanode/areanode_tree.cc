@@ -14,7 +14,7 @@ namespace {
 
 bool IsFiniteBox(const Bounds& b) { return core::IsFinite(b.mins) && core::IsFinite(b.maxs); }
 
-// Takes a parent slot's mutex for the scope of one list read or write, and accounts for it in
+// Takes a parent slot's lock for the scope of one list read or write, and accounts for it in
 // the calling thread's counters. A null slot (leaf, or parent locking off) does nothing.
 class ParentLock {
  public:
@@ -22,19 +22,19 @@ class ParentLock {
     if (slot_ != nullptr) Acquire();
   }
   ~ParentLock() {
-    if (slot_ != nullptr) slot_->mutex.unlock();
+    if (slot_ != nullptr) slot_->parent_held.store(false, std::memory_order_release);
   }
   ParentLock(const ParentLock&) = delete;
   ParentLock& operator=(const ParentLock&) = delete;
 
  private:
-  // try_lock first so that an uncontended acquisition needs no clock reads; a busy slot is
-  // polled before the thread blocks on it.
+  // One exchange first so that an uncontended acquisition needs no clock reads; a busy slot is
+  // polled, then yielded to.
   void Acquire() {
     ParentLockCounters& counters = ThisThreadParentLockCounters();
-    if (!slot_->mutex.try_lock()) {
-      // Held for a link or unlink: well under 1 us.
-      counters.wait_ns += core::LockPollingFirst(slot_->mutex);
+    if (slot_->parent_held.exchange(true, std::memory_order_acquire)) {
+      // Held for a link, an unlink or a query of the node's list: well under 1 us.
+      counters.wait_ns += core::AcquireFlagPollingFirst(slot_->parent_held);
       ++counters.contended;
     }
     ++counters.acquisitions;

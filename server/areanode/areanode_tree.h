@@ -29,8 +29,9 @@
 // Threading contract. The tree's shape is immutable. Lists change only through Link/Unlink/
 // Relink. With parent locking off (the default, single-threaded use) the caller serialises
 // everything. With parent locking on (set_parent_locking(true), for the parallel server), the
-// tree itself takes a non-leaf node's slot mutex while reading or writing that node's list (one
-// at a time, so no lock-order issues), and the caller must hold the leaf slot mutex of every leaf
+// tree itself takes a non-leaf node's parent lock (NodeSlot::parent_held) while reading or writing
+// that node's list (one at a time, so no lock-order issues), and the caller must hold the leaf
+// slot mutex of every leaf
 // whose list it reads or writes (the server's region locks). A query passes a parent node whose
 // list is empty (NodeSlot::entities) without its lock: by the covering property, an entity
 // another thread links meanwhile lies in leaves this query does not hold, so it could not meet
@@ -80,23 +81,27 @@ struct Node {
 inline constexpr float kOpenFace = 1e30f;
 
 // Per-node slot for the server: a lock and counters. Leaf slots' mutexes are taken by the
-// server's region locking; non-leaf slots' mutexes by the tree when parent locking is on.
-// Cache-line aligned so threads locking different slots do not share a line.
+// server's region locking; non-leaf slots' parent_held flags by the tree when parent locking is
+// on. Cache-line aligned so threads locking different slots do not share a line.
 struct alignas(64) NodeSlot {
-  std::mutex mutex;
+  std::mutex mutex;  // a leaf's region lock
+  // A parent's lock: a flag taken by exchange and polled when busy (core::AcquireFlagPollingFirst),
+  // not a mutex. It is held for one list read or write, and a parallel replay takes it for nearly
+  // every query: the mutex's library calls (try_lock, unlock) cost 3-4% of a 2-thread replay.
+  std::atomic<bool> parent_held{false};
   // Parent-lock acquisitions (the tree's own locking; leaves are counted per frame by the
-  // server's locker instead); written only while holding `mutex`.
+  // server's locker instead); written only while holding `parent_held`.
   uint64_t lock_count = 0;
-  // Entities linked in this node. Written with the node's list (under `mutex` for a parent with
-  // parent locking on); read without the lock by queries, which skip an empty parent's lock and
-  // list (AreanodeTree::QueryNode says why that is exact).
+  // Entities linked in this node. Written with the node's list (under `parent_held` for a parent
+  // with parent locking on); read without the lock by queries, which skip an empty parent's lock
+  // and list (AreanodeTree::QueryNode says why that is exact).
   std::atomic<uint32_t> entities{0};
 };
 
 // Per-thread parent-lock accounting (thread_local inside the tree's .cc). An acquisition first
-// tries the lock; only if that fails is the wait timed (polling, then blocking:
-// core::LockPollingFirst), so an uncontended acquisition costs no clock reads and adds nothing
-// to wait_ns.
+// tries the lock; only if that fails is the wait timed (polling, then yielding:
+// core::AcquireFlagPollingFirst), so an uncontended acquisition costs no clock reads and adds
+// nothing to wait_ns.
 struct ParentLockCounters {
   uint64_t acquisitions = 0;
   uint64_t contended = 0;  // acquisitions whose try_lock failed and had to wait
