@@ -27,16 +27,24 @@ Vec3 ClipVelocity(Vec3 in, Vec3 normal) {
   return out;
 }
 
-// Slides along up to kMaxBumps surfaces for `time_s` (PM_FlyMove).
-void FlyMove(const MoveClipper& clip, float time_s, PlayerMoveState* s) {
+// Slides along up to kMaxBumps surfaces for `time_s` (PM_FlyMove). `first`, if given, is the
+// result of the first bump's trace (s->origin to s->origin + s->velocity * time_s), which the
+// caller has already run.
+void FlyMove(const MoveClipper& clip, float time_s, PlayerMoveState* s,
+             const MoveTrace* first = nullptr) {
   Vec3 planes[kMaxClipPlanes];
   int num_planes = 0;
   const Vec3 primal_velocity = s->velocity;
   Vec3 original_velocity = s->velocity;
   float time_left = time_s;
   for (int bump = 0; bump < kMaxBumps; ++bump) {
-    const Vec3 end = s->origin + s->velocity * time_left;
-    MoveTrace t = clip.Trace(s->origin, end, kPlayerMins, kPlayerMaxs);
+    MoveTrace t;
+    if (bump == 0 && first != nullptr) {
+      t = *first;
+    } else {
+      const Vec3 end = s->origin + s->velocity * time_left;
+      t = clip.Trace(s->origin, end, kPlayerMins, kPlayerMaxs);
+    }
     if (t.start_solid || t.all_solid) {  // trapped: stay put
       s->velocity = Vec3{};
       return;
@@ -93,7 +101,9 @@ void GroundMove(const MoveClipper& clip, float time_s, PlayerMoveState* s) {
   }
   const Vec3 original = s->origin;
   const Vec3 original_velocity = s->velocity;
-  FlyMove(clip, time_s, s);
+  // The slide's first trace is the one just run: with no vertical velocity, origin + velocity *
+  // time_s is `dest` to the bit.
+  FlyMove(clip, time_s, s, &t);
   const Vec3 down = s->origin;
   const Vec3 down_velocity = s->velocity;
 
