@@ -88,7 +88,8 @@ void BrushGrid::Query(const core::Bounds& box, Visit&& visit) const {
       for (uint32_t k = first_block; k < end_block; ++k) {
         for (unsigned hit = blocks_[k].Intersecting(q); hit != 0; hit &= hit - 1) {
           // Empty lanes never hit a finite box; an infinite one is cut to the cell's ids.
-          const uint32_t i = first_id + (k - first_block) * 4 + static_cast<uint32_t>(__builtin_ctz(hit));
+          const uint32_t lane = static_cast<uint32_t>(__builtin_ctz(hit));
+          const uint32_t i = first_id + (k - first_block) * 4 + lane;
           if (i >= cell_start_[cell + 1]) break;
           const uint32_t id = ids_[i];
           // Reference point: the overlap's min corner lies in cell (max(x0, fx), max(y0, fy)).

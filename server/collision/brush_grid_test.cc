@@ -67,7 +67,8 @@ TEST_CASE("BrushGrid: Query reports exactly the brushes whose boxes meet it, onc
   }
 }
 
-TEST_CASE("BrushGrid: an empty grid and a query beside the world report nothing", "[collision][grid]") {
+TEST_CASE("BrushGrid: an empty grid and a query beside the world report nothing",
+          "[collision][grid]") {
   BrushGrid empty;
   empty.Build({});
   int calls = 0;
@@ -77,7 +78,8 @@ TEST_CASE("BrushGrid: an empty grid and a query beside the world report nothing"
   grid.Query(Bounds{{0, 0, 11}, {100, 100, 20}}, [&](uint32_t) { return ++calls > 0; });   // above
   grid.Query(Bounds{{101, 0, 0}, {200, 100, 10}}, [&](uint32_t) { return ++calls > 0; });  // beside
   REQUIRE(calls == 0);
-  grid.Query(Bounds{{100, 100, 10}, {200, 200, 20}}, [&](uint32_t) { return ++calls > 0; });  // corner
+  // Touching the brush's corner only.
+  grid.Query(Bounds{{100, 100, 10}, {200, 200, 20}}, [&](uint32_t) { return ++calls > 0; });
   REQUIRE(calls == 1);
 }
 

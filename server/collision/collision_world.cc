@@ -69,7 +69,8 @@ class World final : public CollisionWorld {
  public:
   World(const maps::Map& map, const Options& options);
 
-  Trace TraceBox(const Vec3& start, const Vec3& end, const Vec3& mins, const Vec3& maxs) const override;
+  Trace TraceBox(const Vec3& start, const Vec3& end, const Vec3& mins,
+                 const Vec3& maxs) const override;
   maps::Contents PointContents(Vec3 p) const override;
   bool LineOfSight(Vec3 a, Vec3 b) const override;
   Bounds WorldBounds() const override { return bounds_; }
@@ -155,7 +156,8 @@ void World::ClipBrush(const Sweep& sweep, const BrushRecord& b, Trace* trace) co
   }
 }
 
-Trace World::TraceBox(const Vec3& start, const Vec3& end, const Vec3& mins, const Vec3& maxs) const {
+Trace World::TraceBox(const Vec3& start, const Vec3& end, const Vec3& mins,
+                      const Vec3& maxs) const {
   Trace trace;
   if (!core::IsFinite(start) || !core::IsFinite(end) || !core::IsFinite(mins) ||
       !core::IsFinite(maxs)) {

@@ -70,7 +70,8 @@ class CollisionWorld {
   // solid brushes. A zero-size box is a ray. Starting inside a brush sets start_solid; the box
   // may still move if `end` is outside it (all_solid is set if it is not). Non-finite input
   // returns an all_solid trace at `start`. Requires mins <= maxs. Thread-safe.
-  virtual Trace TraceBox(const Vec3& start, const Vec3& end, const Vec3& mins, const Vec3& maxs) const = 0;
+  virtual Trace TraceBox(const Vec3& start, const Vec3& end, const Vec3& mins,
+                         const Vec3& maxs) const = 0;
 
   // Contents at point `p` (kSolid if inside any solid brush, else kLiquid if inside a liquid
   // brush, else kEmpty). Points on a brush's surface count as inside. Thread-safe.

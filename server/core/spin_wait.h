@@ -54,9 +54,8 @@ inline uint64_t AcquireFlagPollingFirst(std::atomic<bool>& held, uint64_t spin_n
       } else {
         CpuRelax();
       }
-      if (!held.load(std::memory_order_relaxed) && !held.exchange(true, std::memory_order_acquire)) {
-        return SteadyNs() - t0;
-      }
+      if (held.load(std::memory_order_relaxed)) continue;
+      if (!held.exchange(true, std::memory_order_acquire)) return SteadyNs() - t0;
     }
     yield = yield || SteadyNs() - t0 >= spin_ns;
   }
