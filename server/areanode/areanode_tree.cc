@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "server/core/check.h"
@@ -87,8 +88,10 @@ AreanodeTree::AreanodeTree(const Bounds& world, int depth, int max_entities)
       entity_box_(max_entities),
       node_ids_((2 << depth) - 1),
       node_boxes_((2 << depth) - 1),
-      index_in_node_(max_entities, 0) {
+      index_in_node_(max_entities, 0),
+      extent_(new Extent[static_cast<size_t>((2 << depth) - 1)]) {
   Build(world);
+  for (int n = 0; n < node_count(); ++n) ClearExtent(n);
 }
 
 // Breadth-first version of SV_CreateAreaNode: node n splits the longer of its X/Y extents
@@ -155,11 +158,40 @@ int AreanodeTree::LeafAt(core::Vec3 p, int hint) const {
   return LeafAt(p);
 }
 
+void AreanodeTree::GrowExtent(int node_id, const Bounds& box) {
+  Extent& e = extent_[static_cast<size_t>(node_id)];
+  for (int a = 0; a < 3; ++a) {
+    // Only this thread writes them now (the node's lock): a plain load, then a store if it grows.
+    if (box.mins[a] < e.lo[a].load(std::memory_order_relaxed)) e.lo[a].store(box.mins[a], std::memory_order_relaxed);
+    if (box.maxs[a] > e.hi[a].load(std::memory_order_relaxed)) e.hi[a].store(box.maxs[a], std::memory_order_relaxed);
+  }
+}
+
+void AreanodeTree::ClearExtent(int node_id) {
+  Extent& e = extent_[static_cast<size_t>(node_id)];
+  for (int a = 0; a < 3; ++a) {
+    e.lo[a].store(std::numeric_limits<float>::infinity(), std::memory_order_relaxed);
+    e.hi[a].store(-std::numeric_limits<float>::infinity(), std::memory_order_relaxed);
+  }
+}
+
+bool AreanodeTree::MeetsExtent(int node_id, const Bounds& box) const {
+  const Extent& e = extent_[static_cast<size_t>(node_id)];
+  for (int a = 0; a < 3; ++a) {
+    if (!(e.lo[a].load(std::memory_order_relaxed) <= box.maxs[a] &&
+          e.hi[a].load(std::memory_order_relaxed) >= box.mins[a])) {
+      return false;
+    }
+  }
+  return true;
+}
+
 void AreanodeTree::InsertInNode(int node_id, EntityId id, const Bounds& box) {
   std::vector<EntityId>& ids = node_ids_[node_id];
   index_in_node_[id] = static_cast<uint32_t>(ids.size());
   ids.push_back(id);
   node_boxes_[node_id].push_back(box);
+  GrowExtent(node_id, box);
   slots_[node_id].entities.store(static_cast<uint32_t>(ids.size()), std::memory_order_relaxed);
 }
 
@@ -176,6 +208,7 @@ void AreanodeTree::RemoveFromNode(int node_id, EntityId id) {
   index_in_node_[last] = at;
   ids.pop_back();
   boxes.pop_back();
+  if (ids.empty()) ClearExtent(node_id);
   slots_[node_id].entities.store(static_cast<uint32_t>(ids.size()), std::memory_order_relaxed);
 }
 
@@ -213,6 +246,7 @@ void AreanodeTree::Relink(EntityId id, const Bounds& box) {
     ParentLock lock(ParentSlot(n));
     entity_box_[id] = box;
     node_boxes_[n].Set(index_in_node_[id], box);
+    GrowExtent(n, box);
     return;
   }
   if (n >= 0) Unlink(id);
@@ -223,6 +257,7 @@ void AreanodeTree::UnlinkAll() {
   for (std::vector<EntityId>& ids : node_ids_) ids.clear();
   for (BoxColumns& boxes : node_boxes_) boxes.clear();
   for (NodeSlot& slot : slots_) slot.entities.store(0, std::memory_order_relaxed);
+  for (int n = 0; n < node_count(); ++n) ClearExtent(n);
   std::fill(entity_node_.begin(), entity_node_.end(), -1);
 }
 
@@ -247,8 +282,16 @@ void AreanodeTree::QueryUnordered(const Bounds& box, std::vector<EntityId>* out)
 // leaves, so it cannot meet this box (boxes that touch share a leaf, LeavesTouching being
 // inclusive). Whatever linked an entity this box can meet happened before the query started,
 // so the count read here is not older than that link.
+//
+// A node whose extent the box misses is passed the same way, without its list or lock: every box
+// in the list lies inside the extent, so none meets the box. Read without the lock, the extent may
+// lag behind a link made meanwhile by another thread, which cannot matter by the argument above;
+// the extent of a node holding an entity that was linked before the query started, and that this
+// query can meet, only grows while the query runs (the entity cannot leave it: its leaves are
+// held by this query's caller, so the list does not empty), so each coordinate read, old or new,
+// still holds that entity's box.
 void AreanodeTree::QueryNode(int node_id, const Bounds& box, std::vector<EntityId>* out) const {
-  if (NodeSlot* slot = ParentSlot(node_id); MustScan(slot)) {
+  if (NodeSlot* slot = ParentSlot(node_id); MustScan(slot) && MeetsExtent(node_id, box)) {
     ParentLock lock(slot);
     // Four boxes per test: most of a node's boxes miss, in no predictable pattern.
     node_boxes_[node_id].AppendIntersecting(box, node_ids_[node_id].data(), out);

@@ -46,6 +46,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -211,6 +212,20 @@ class AreanodeTree {
   std::vector<std::vector<EntityId>> node_ids_;
   std::vector<BoxColumns> node_boxes_;
   std::vector<uint32_t> index_in_node_;
+  // Per node: a box holding every box linked in it since its list was last empty. It grows with
+  // each link and move into the node and becomes empty again when the list does. A query whose
+  // box misses it reads neither the list nor, for a parent, the parent's lock: a parent's
+  // entities straddle its split plane, so most queries pass far from all of them (on metropolis a
+  // query scanned 35 boxes in parents, and 63 in leaves). Written under the node's lock, read
+  // without it (QueryNode says why that is exact), one atomic per coordinate.
+  struct Extent {
+    std::atomic<float> lo[3];
+    std::atomic<float> hi[3];
+  };
+  std::unique_ptr<Extent[]> extent_;
+  void GrowExtent(int node_id, const Bounds& box);  // under the node's lock
+  void ClearExtent(int node_id);                    // under the node's lock (or exclusive access)
+  bool MeetsExtent(int node_id, const Bounds& box) const;  // Bounds::Intersects, without the lock
 };
 
 }  // namespace areanode

@@ -517,3 +517,49 @@ TEST_CASE("LeavesTouching with a shape keeps the box's leaves that meet the shap
     }
   }
 }
+
+TEST_CASE("a query that misses the boxes a parent has held since it was empty skips its list and lock",
+          "[areanode]") {
+  AreanodeTree tree(Bounds{{-1024, -1024, -64}, {1024, 1024, 64}}, 3, 4);
+  tree.set_parent_locking(true);
+  const areanode::Node& root = tree.node(0);
+  REQUIRE(root.axis >= 0);
+  const int along = 1 - root.axis;
+  // A box across the root's plane near one end of it, and query boxes near the other end.
+  auto across_at = [&](float at) {
+    Bounds b{{0, 0, 0}, {0, 0, 0}};
+    b.mins[root.axis] = root.dist - 8;
+    b.maxs[root.axis] = root.dist + 8;
+    b.mins[along] = at;
+    b.maxs[along] = at + 16;
+    return b;
+  };
+  tree.Link(0, across_at(-900));
+  REQUIRE(tree.NodeOf(0) == 0);
+  const uint64_t locks = tree.slot(0).lock_count;
+  std::vector<EntityId> got;
+  tree.Query(across_at(800), &got);  // across the same plane, far along it: no lock, nothing
+  REQUIRE(got.empty());
+  REQUIRE(tree.slot(0).lock_count == locks);
+  tree.Query(across_at(-890), &got);  // overlapping it
+  REQUIRE(got == std::vector<EntityId>{0});
+  REQUIRE(tree.slot(0).lock_count == locks + 1);
+  // A move along the plane grows the extent: the far query now scans the list, and finds it.
+  tree.Relink(0, across_at(790));
+  REQUIRE(tree.NodeOf(0) == 0);
+  tree.Query(across_at(800), &got);
+  REQUIRE(got == std::vector<EntityId>{0});
+  // Emptied, the list forgets its extent; a new entity at the near end leaves the far end unread.
+  tree.Unlink(0);
+  tree.Link(1, across_at(-900));
+  const uint64_t after = tree.slot(0).lock_count;
+  tree.Query(across_at(800), &got);
+  REQUIRE(got.empty());
+  REQUIRE(tree.slot(0).lock_count == after);
+  // Parent locking off: the same answers.
+  tree.set_parent_locking(false);
+  tree.Query(across_at(800), &got);
+  REQUIRE(got.empty());
+  tree.Query(across_at(-900), &got);
+  REQUIRE(got == std::vector<EntityId>{1});
+}
