@@ -175,15 +175,14 @@ void AreanodeTree::ClearExtent(int node_id) {
   }
 }
 
-bool AreanodeTree::MeetsExtent(int node_id, const Bounds& box) const {
+Bounds AreanodeTree::LoadExtent(int node_id) const {
   const Extent& e = extent_[static_cast<size_t>(node_id)];
+  Bounds b;
   for (int a = 0; a < 3; ++a) {
-    if (!(e.lo[a].load(std::memory_order_relaxed) <= box.maxs[a] &&
-          e.hi[a].load(std::memory_order_relaxed) >= box.mins[a])) {
-      return false;
-    }
+    b.mins[a] = e.lo[a].load(std::memory_order_relaxed);
+    b.maxs[a] = e.hi[a].load(std::memory_order_relaxed);
   }
-  return true;
+  return b;
 }
 
 void AreanodeTree::InsertInNode(int node_id, EntityId id, const Bounds& box) {
@@ -291,7 +290,7 @@ void AreanodeTree::QueryUnordered(const Bounds& box, std::vector<EntityId>* out)
 // held by this query's caller, so the list does not empty), so each coordinate read, old or new,
 // still holds that entity's box.
 void AreanodeTree::QueryNode(int node_id, const Bounds& box, std::vector<EntityId>* out) const {
-  if (NodeSlot* slot = ParentSlot(node_id); MustScan(slot) && MeetsExtent(node_id, box)) {
+  if (NodeSlot* slot = ParentSlot(node_id); MustScan(slot) && LoadExtent(node_id).Intersects(box)) {
     ParentLock lock(slot);
     // Four boxes per test: most of a node's boxes miss, in no predictable pattern.
     node_boxes_[node_id].AppendIntersecting(box, node_ids_[node_id].data(), out);
@@ -391,11 +390,11 @@ void AreanodeTree::QuerySegment(core::Vec3 start, core::Vec3 end, float pad,
 
 // SV_AreaEdicts_r along a segment: scan this node's list, then descend into each child with the
 // part of the segment on its side (within the pad), so a long diagonal visits only the nodes it
-// passes near instead of every node under its bounding box. An empty parent is passed without
-// its lock, as in QueryNode.
+// passes near instead of every node under its bounding box. An empty parent, or a node whose
+// extent the segment misses (within the pad), is passed without its list or lock, as in QueryNode.
 void AreanodeTree::QuerySegmentNode(int node_id, const PaddedSegment& segment, float t0, float t1,
                                     std::vector<EntityId>* out) const {
-  if (NodeSlot* slot = ParentSlot(node_id); MustScan(slot)) {
+  if (NodeSlot* slot = ParentSlot(node_id); MustScan(slot) && segment.Meets(LoadExtent(node_id))) {
     ParentLock lock(slot);
     const BoxColumns& boxes = node_boxes_[node_id];
     const std::vector<EntityId>& ids = node_ids_[node_id];

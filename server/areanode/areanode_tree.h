@@ -225,7 +225,7 @@ class AreanodeTree {
   std::unique_ptr<Extent[]> extent_;
   void GrowExtent(int node_id, const Bounds& box);  // under the node's lock
   void ClearExtent(int node_id);                    // under the node's lock (or exclusive access)
-  bool MeetsExtent(int node_id, const Bounds& box) const;  // Bounds::Intersects, without the lock
+  Bounds LoadExtent(int node_id) const;             // without the lock
 };
 
 }  // namespace areanode
