@@ -124,10 +124,9 @@ class BoxColumns {
     ForEachIntersecting(box, [&](size_t i) { out->push_back(ids[i]); });
   }
 
+ private:
   static constexpr float kInf = BoxBlock::kInf;
   static constexpr Bounds kEmptyBox{{kInf, kInf, kInf}, {-kInf, -kInf, -kInf}};
-
- private:
   static constexpr size_t kLanes = BoxBlock::kLanes;
   std::vector<BoxBlock> blocks_;
   size_t size_ = 0;
