@@ -4,15 +4,23 @@
 // replay time and CPU time, the medians, the speed-up over the first count and the speed against
 // real time.
 // Every run must end in the same state hash; otherwise it exits 1.
+// Before each run it times a hand-off between two cores (CrossCoreRoundTripNs) and prints it
+// beside the run: on a virtual machine whose two cores are sometimes far apart, the parallel
+// figures of the runs taken then are not comparable with the others (docs/recovery.md).
 //   aftershock-bench-recovery --data-dir D --map maps/dm_arena.map --replay-threads 1,2 --runs 3
 #include <algorithm>
+#include <atomic>
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <memory>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include <pthread.h>
+#include <sched.h>
 #include <sys/resource.h>
 
 #include <cxxopts.hpp>
@@ -29,7 +37,60 @@ struct Run {
   int threads = 0;
   durability::WorldRecoveryReport report;
   double cpu_ms = 0;  // user + system CPU time of the whole process during the recovery
+  double handoff_ns = 0;  // CrossCoreRoundTripNs just before the run
 };
+
+// The mean time, in ns, for a value to go from one core to another and back: two threads pinned
+// to the first two CPUs this process may run on hand an atomic counter back and forth. It is
+// what a replay thread pays to see a line another core wrote. 0 if fewer than two CPUs are
+// allowed or pinning fails. The replay threads are created later by the recovery, from the main
+// thread, whose CPU mask this does not change.
+double CrossCoreRoundTripNs() {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return 0;
+  int cpus[2];
+  int found = 0;
+  for (int c = 0; c < CPU_SETSIZE && found < 2; ++c) {
+    if (CPU_ISSET(c, &allowed)) cpus[found++] = c;
+  }
+  if (found < 2) return 0;
+  constexpr uint32_t kRounds = 50'000;
+  alignas(64) std::atomic<uint32_t> ball{0};
+  std::atomic<int> pinned{0};
+  auto pin = [&](int cpu) {
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    const bool ok = pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0;
+    pinned.fetch_add(ok ? 1 : 100);
+    while (pinned.load() < 2) {
+    }
+    return pinned.load() == 2;
+  };
+  double ns = 0;
+  std::thread back([&] {
+    if (!pin(cpus[1])) return;
+    for (uint32_t i = 0; i < kRounds; ++i) {
+      while (ball.load(std::memory_order_acquire) != 2 * i + 1) {
+      }
+      ball.store(2 * i + 2, std::memory_order_release);
+    }
+  });
+  std::thread forth([&] {
+    if (!pin(cpus[0])) return;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (uint32_t i = 0; i < kRounds; ++i) {
+      ball.store(2 * i + 1, std::memory_order_release);
+      while (ball.load(std::memory_order_acquire) != 2 * i + 2) {
+      }
+    }
+    ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / kRounds;
+  });
+  forth.join();
+  back.join();
+  return ns;
+}
 
 double ProcessCpuMs() {
   rusage u{};
@@ -141,6 +202,7 @@ int Main(int argc, char** argv) {
       o.adaptive_replay = adaptive;
       Run run;
       run.threads = threads;
+      run.handoff_ns = CrossCoreRoundTripNs();
       const double cpu0 = ProcessCpuMs();
       if (s.ok()) s = durability::Durability::RecoverReadOnly(o, world.get(), &run.report);
       run.cpu_ms = ProcessCpuMs() - cpu0;
@@ -151,9 +213,9 @@ int Main(int argc, char** argv) {
       const durability::WorldRecoveryReport& r = run.report;
       std::printf("run %d threads %d: ticks %" PRIu64 " commands %" PRIu64
                   " restore_ms %.1f replay_ms %.1f speed_x_realtime %.0f state_hash %016" PRIx64
-                  " cpu_ms %.0f\n",
+                  " cpu_ms %.0f handoff_ns %.0f\n",
                   k + 1, threads, r.ticks_replayed, r.commands_replayed, r.restore_ms, r.replay_ms,
-                  r.speed_x_realtime, r.state_hash, run.cpu_ms);
+                  r.speed_x_realtime, r.state_hash, run.cpu_ms, run.handoff_ns);
       if (r.replay_parallel_ticks > 0) {
         std::printf("  parallel ticks %" PRIu64 ", critical path %" PRIu64
                     " commands (available parallelism %.2f), dispatch stalls %" PRIu64 "\n",
@@ -180,22 +242,23 @@ int Main(int argc, char** argv) {
               " commands, %d runs each, medians; every run recovered state %016" PRIx64 "\n",
               dir.c_str(), first.ticks_replayed, first.ticks_replayed * id.tick_ms / 1000.0,
               id.tick_ms, first.commands_replayed, runs, first.state_hash);
-  std::printf("%-8s %12s %12s %10s %16s %12s\n", "threads", "replay_ms", "total_ms", "speedup",
-              "speed_x_realtime", "cpu_ms");
+  std::printf("%-8s %12s %12s %10s %16s %12s %12s\n", "threads", "replay_ms", "total_ms", "speedup",
+              "speed_x_realtime", "cpu_ms", "handoff_ns");
   double base = 0;
   for (int threads : thread_counts) {
-    std::vector<double> replay, total, speed, cpu;
+    std::vector<double> replay, total, speed, cpu, handoff;
     for (const Run& run : done) {
       if (run.threads != threads) continue;
       replay.push_back(run.report.replay_ms);
       total.push_back(run.report.total_ms);
       speed.push_back(run.report.speed_x_realtime);
       cpu.push_back(run.cpu_ms);
+      handoff.push_back(run.handoff_ns);
     }
     const double m = Median(replay);
     if (base == 0) base = m;
-    std::printf("%-8d %12.1f %12.1f %9.2fx %16.0f %12.0f\n", threads, m, Median(total), base / m,
-                Median(speed), Median(cpu));
+    std::printf("%-8d %12.1f %12.1f %9.2fx %16.0f %12.0f %12.0f\n", threads, m, Median(total), base / m,
+                Median(speed), Median(cpu), Median(handoff));
   }
   return 0;
 }
