@@ -36,12 +36,13 @@ ParallelReplay::ParallelReplay(game::World* world, const Options& options)
   leaf_holder_.assign(static_cast<size_t>(world_->tree().leaf_count()), -1);
   in_flight_.resize(static_cast<size_t>(world_->tree().leaf_count()));
   last_of_player_.assign(static_cast<size_t>(world_->max_players()) + 1, -1);
+  player_leaf_.assign(static_cast<size_t>(world_->max_players()) + 1, -1);
   dispatch_.Unlock();
   helpers_.reserve(static_cast<size_t>(options.threads - 1));
   for (int i = 1; i < options.threads; ++i) {
     helpers_.emplace_back([this, i] {
       core::NameThisThread("as-replay-" + std::to_string(i));
-      HelperMain();
+      HelperMain(i);
     });
   }
 }
@@ -59,22 +60,38 @@ ParallelReplay::Stats ParallelReplay::stats() const {
 }
 
 core::Status ParallelReplay::ApplyCommands(const std::vector<TickCommand>& commands) {
-  return Apply(commands, nullptr);
+  return Apply(commands, nullptr, nullptr);
 }
 
-core::Status ParallelReplay::ApplyCommands(const TickRecord& record) {
-  return Apply(record.commands, record.lock_order ? &record : nullptr);
+core::Status ParallelReplay::ApplyTick(const TickRecord& record) {
+  return Apply(record.commands, record.lock_order ? &record : nullptr, &record);
 }
 
-core::Status ParallelReplay::Apply(const std::vector<TickCommand>& commands, const TickRecord* lock_order) {
+core::Status ParallelReplay::Apply(const std::vector<TickCommand>& commands, const TickRecord* lock_order,
+                                   const TickRecord* world_part) {
   const int n = static_cast<int>(commands.size());
   const bool small = n < options_.min_parallel_commands;
-  if (!small && !options_.adaptive) return ApplyOnPool(commands, lock_order);
-  AdaptiveChoice::Tick choice{true, false};
-  if (!small) choice = adaptive_.Next();
+  AdaptiveChoice::Tick choice{small, false};
+  if (!small && options_.adaptive) choice = adaptive_.Next();
   const bool serial = choice.serial;
+  // The streams' cut runs beside the world part; otherwise the world part runs first, alone.
+  const bool beside = !serial && lock_order != nullptr && world_part != nullptr;
+  core::Status s;
+  if (beside) {
+    s = ApplyWorldPartBesideStreams(*world_part);
+  } else if (world_part != nullptr) {
+    s = ApplyLoggedWorldPart(world_, *world_part);
+  }
+  if (!s.ok()) return s;
+  // Timed: the commands (as serial replay's are), not the world part or the cut beside it.
   const uint64_t t0 = core::SteadyNs();
-  const core::Status s = serial ? ApplySerially(commands) : ApplyOnPool(commands, lock_order);
+  if (serial) {
+    s = ApplySerially(commands);
+  } else if (beside) {
+    s = RunPreparedTick(lock_order, prepare_cross_);
+  } else {
+    s = ApplyOnPool(commands, lock_order);
+  }
   if (choice.timed) adaptive_.Record(core::SteadyNs() - t0, static_cast<uint64_t>(n));
   if (serial) {
     core::MutexLock lock(&mu_);
@@ -114,23 +131,78 @@ core::Status ParallelReplay::ApplySerially(const std::vector<TickCommand>& comma
   for (const TickCommand& c : commands) {
     const core::Status s = ApplyLoggedCommand(world_, c);
     if (!s.ok()) return s;
+    NotePlayerLeaf(c.player);
   }
   return core::Status::OK();
 }
 
+void ParallelReplay::NotePlayerLeaf(game::EntityId player) {
+  if (!world_->IsPlayerId(player)) return;
+  const areanode::AreanodeTree& tree = world_->tree();
+  const int node = tree.IsLinked(player) ? tree.NodeOf(player) : -1;
+  player_leaf_[static_cast<size_t>(player)] =
+      node >= 0 && tree.node(node).leaf >= 0 ? tree.node(node).leaf : tree.LeafAt(world_->Get(player).origin);
+}
+
+// The owner posts the cut for helper 1 (waking it if it sleeps), runs the world part, then takes
+// the cut itself if the helper has not claimed it, else waits for the helper to finish it. Either
+// way the cut is done before this returns, also when the world part fails.
+core::Status ParallelReplay::ApplyWorldPartBesideStreams(const TickRecord& record) {
+  dispatch_.Lock();
+  BeginTick(record.commands);
+  dispatch_.Unlock();
+  posted_ = &record;
+  const uint64_t job = ++posted_job_;
+  prepare_claimed_.store(false, std::memory_order_release);
+  generation_.fetch_add(1);  // seq_cst, as in ApplyOnPool
+  if (parked_helpers_.load() > 0) generation_.notify_all();
+
+  const core::Status s = ApplyLoggedWorldPart(world_, record);
+
+  if (!prepare_claimed_.exchange(true, std::memory_order_acq_rel)) {
+    dispatch_.Lock();
+    prepare_cross_ = PrepareStreams(record);
+    dispatch_.Unlock();
+  } else {
+    for (uint32_t i = 0; prepare_done_.load(std::memory_order_acquire) != job; ++i) {
+      if ((i & 63) == 63) std::this_thread::yield();
+      else core::CpuRelax();
+    }
+  }
+  return s;
+}
+
+void ParallelReplay::PrepareStreamsIfPosted() {
+  if (prepare_claimed_.load(std::memory_order_relaxed) ||
+      prepare_claimed_.exchange(true, std::memory_order_acq_rel)) {
+    return;
+  }
+  // The claim read the owner's release of the flag: posted_ and posted_job_ are this job's.
+  const uint64_t job = posted_job_;
+  dispatch_.Lock();
+  prepare_cross_ = PrepareStreams(*posted_);
+  dispatch_.Unlock();
+  prepare_done_.store(job, std::memory_order_release);
+}
+
 core::Status ParallelReplay::ApplyOnPool(const std::vector<TickCommand>& commands,
                                          const TickRecord* lock_order) {
-  // No helper touches the World between ticks, so the owner may switch the tree's mode here.
-  areanode::AreanodeTree& tree = world_->tree();
-  const bool parent_locking = tree.parent_locking();
-  tree.set_parent_locking(true);
-
-  lock_order_ = lock_order;
   uint64_t cross = 0;
   dispatch_.Lock();
   BeginTick(commands);
   if (lock_order != nullptr) cross = PrepareStreams(*lock_order);  // none of the walk's state
   else PrepareTick(commands);
+  dispatch_.Unlock();
+  return RunPreparedTick(lock_order, cross);
+}
+
+core::Status ParallelReplay::RunPreparedTick(const TickRecord* lock_order, uint64_t cross) {
+  // No helper touches the World between ticks, so the owner may switch the tree's mode here.
+  areanode::AreanodeTree& tree = world_->tree();
+  const bool parent_locking = tree.parent_locking();
+  tree.set_parent_locking(true);
+  lock_order_ = lock_order;
+  dispatch_.Lock();
   const uint64_t stalls_before = dispatch_stalls_;
   dispatch_.Unlock();
   {
@@ -227,7 +299,7 @@ void ParallelReplay::BeginTick(const std::vector<TickCommand>& commands) {
 
 // Waits for a tick (spinning a little first: the owner's world part between two ticks is short),
 // runs it, and leaves it; a helper that arrives after the owner closed the tick backs out.
-void ParallelReplay::HelperMain() {
+void ParallelReplay::HelperMain(int index) {
   uint32_t seen = 0;
   for (;;) {
     const uint64_t spin_until = core::SteadyNs() + kTickSpinNs;
@@ -243,6 +315,7 @@ void ParallelReplay::HelperMain() {
     }
     if (stop_.load(std::memory_order_acquire)) return;
     seen = generation_.load(std::memory_order_acquire);
+    if (index == 1) PrepareStreamsIfPosted();
     if ((members_.fetch_add(1, std::memory_order_acq_rel) & kClosedTick) == 0) {
       helper_ran_.fetch_add(RunTick(), std::memory_order_relaxed);
     }
@@ -271,9 +344,9 @@ uint64_t ParallelReplay::RunTick() {
 
 // Streams: leaves in index order (a subtree's leaves are consecutive, so each run is a region),
 // cut where the commands counted so far reach the next share. A command goes to the stream of
-// the leaf its player is linked in (or stands in) at the tick's start; an id that is not a
-// player to stream 0 (ApplyLoggedCommand refuses it). The critical path is the walk's
-// statistic, from the record.
+// the leaf its player stood in after its last replayed command (player_leaf_); a player with none
+// yet, and an id that is not a player, to stream 0 (ApplyLoggedCommand refuses the latter). The
+// critical path is the walk's statistic, from the record.
 uint64_t ParallelReplay::PrepareStreams(const TickRecord& record) {
   const areanode::AreanodeTree& tree = world_->tree();
   const int n = count_;
@@ -283,12 +356,11 @@ uint64_t ParallelReplay::PrepareStreams(const TickRecord& record) {
   slot_.resize(static_cast<size_t>(n));
   leaf_stream_.assign(static_cast<size_t>(tree.leaf_count()), 0);
   for (int j = 0; j < n; ++j) {
+    // Where the player stood after its last command (leaf 0 if none yet, or not a player): it
+    // reads no World state, so that it may run beside the world part. A player the world part
+    // moved (a respawn) counts where it was: the cut only places work, any cut is exact.
     const game::EntityId p = record.commands[static_cast<size_t>(j)].player;
-    int leaf = 0;
-    if (world_->IsPlayerId(p)) {  // the leaf it is linked in, else the one its origin is in
-      const int node = tree.IsLinked(p) ? tree.NodeOf(p) : -1;
-      leaf = node >= 0 && tree.node(node).leaf >= 0 ? tree.node(node).leaf : tree.LeafAt(world_->Get(p).origin);
-    }
+    const int leaf = world_->IsPlayerId(p) ? std::max(player_leaf_[static_cast<size_t>(p)], 0) : 0;
     leaf_of_[j] = leaf;
     ++leaf_stream_[static_cast<size_t>(leaf)];  // its commands, until the loop below
   }
@@ -432,9 +504,14 @@ uint32_t ParallelReplay::FirstDependencyNotRun(int j) const {
 }
 
 bool ParallelReplay::RunCommand(int j, uint64_t* ran) {
-  const core::Status s = ApplyLoggedCommand(world_, (*commands_)[static_cast<size_t>(j)]);
+  const TickCommand& c = (*commands_)[static_cast<size_t>(j)];
+  const core::Status s = ApplyLoggedCommand(world_, c);
   ++*ran;
-  if (s.ok()) return true;
+  if (s.ok()) {
+    // Before the command is marked run: no later command that may move the player has started.
+    NotePlayerLeaf(c.player);
+    return true;
+  }
   core::MutexLock lock(&mu_);
   if (failure_.ok()) failure_ = s;
   failed_.store(true, std::memory_order_release);

@@ -22,9 +22,10 @@
 // Following the live lock order. A record written by a server with several workers carries, for
 // each command, the commands of the tick that held one of its locks last before it
 // (TickRecord::lock_order, tick_recorder.h): the dependencies the walk would find, known before
-// the tick starts. Then no walk runs, and no command goes through the ready queue. The owner cuts
-// the map into one stream per thread (runs of areanode leaves, by where the commands' players
-// stand, with about as many commands each) and gives each command to its stream. A stream is run
+// the tick starts. Then no walk runs, and no command goes through the ready queue. The map is cut
+// into one stream per thread (runs of areanode leaves, by where each command's player stood
+// after its last replayed command, with about as many commands each) and each command goes to
+// its stream; helper 1 makes the cut while the owner runs the tick's world part. A stream is run
 // by one thread at a time: from its first command not yet run it looks a few commands ahead for
 // one whose dependencies have all run (an acquire load of each one's flag), runs it and sets its
 // flag. Neighbours in space mostly depend on each other, so most dependencies stay inside a
@@ -41,10 +42,11 @@
 // try-lock flag (DispatchFlag) that guards the dispatch's own state. Idle threads spin briefly,
 // then park on an atomic wait; only parking and waking a parked thread make a system call.
 //
-// Threading: one owner thread constructs it, calls ApplyCommands and destroys it; the pool's
-// threads()-1 helper threads live from construction to destruction and idle between ticks (no
-// thread is started per tick). ApplyCommands needs what the World's serial phases need (nothing
-// else uses the World meanwhile); it turns the tree's parent locking on for its duration.
+// Threading: one owner thread constructs it, calls ApplyTick or ApplyCommands and destroys it; the
+// pool's threads()-1 helper threads live from construction to destruction and idle between
+// ticks (no thread is started per tick). ApplyTick and ApplyCommands need what the World's serial
+// phases need (nothing else uses the World meanwhile); they turn the tree's parent locking on
+// while commands run on the pool.
 #pragma once
 
 #include <atomic>
@@ -146,17 +148,23 @@ class ParallelReplay {
   // min_parallel_commands or the adaptive choice says so, else on the pool. A refused command is Corruption (ApplyLoggedCommand's message);
   // then no further command is started and the World's state is unspecified.
   core::Status ApplyCommands(const std::vector<TickCommand>& commands);
-  // The same for a whole record's commands: on the pool, as streams by its live lock order if it
-  // has one (record.lock_order), else by the walk.
-  core::Status ApplyCommands(const TickRecord& record);
+  // Replays a whole logged tick, as ApplyTick (tick_apply.h) does serially: its world part
+  // (ApplyLoggedWorldPart, on the owner; its error is returned before any command runs), then its
+  // commands as above: on the pool as streams by the live lock order if the record has one
+  // (record.lock_order), else by the walk. With the lock order, helper 1 cuts the streams while
+  // the owner runs the world part (or the owner does, after it, if the helper has not started):
+  // the cut reads only the record and where each player stood after its last replayed command
+  // (kept by the threads that ran it, never the World), so it may run beside the world part.
+  core::Status ApplyTick(const TickRecord& record);
 
   int threads() const { return options_.threads; }
   Stats stats() const;
 
  private:
   // A try-lock over one atomic flag, declared a capability so that clang checks what it guards:
-  // whoever holds it runs the log-order dispatch. Never blocks in TryLock; Lock (the owner,
-  // between ticks, when nobody else can hold it) spins.
+  // whoever holds it runs the log-order dispatch or prepares a tick. Never blocks in TryLock;
+  // Lock (between ticks: the owner, or helper 1 cutting the streams, each when the other cannot
+  // hold it) spins.
   class CAPABILITY("dispatch flag") DispatchFlag {
    public:
     bool TryLock() TRY_ACQUIRE(true) {
@@ -196,16 +204,29 @@ class ParallelReplay {
     std::vector<int> commands;  // written by the owner between ticks
   };
   // lock_order: the record whose lock order orders the tick, or null (the walk).
-  core::Status Apply(const std::vector<TickCommand>& commands, const TickRecord* lock_order);
+  // world_part: the record whose world part runs first (ApplyTick), or null (ApplyCommands).
+  core::Status Apply(const std::vector<TickCommand>& commands, const TickRecord* lock_order,
+                     const TickRecord* world_part);
   core::Status ApplySerially(const std::vector<TickCommand>& commands);
   core::Status ApplyOnPool(const std::vector<TickCommand>& commands, const TickRecord* lock_order);
+  // The part of ApplyOnPool after the tick is prepared (BeginTick and PrepareStreams or
+  // PrepareTick done, dispatch_ free): opens the tick, runs it, closes it and counts it.
+  core::Status RunPreparedTick(const TickRecord* lock_order, uint64_t cross);
+  // The world part and the streams of a record with a lock order, side by side (ApplyTick).
+  core::Status ApplyWorldPartBesideStreams(const TickRecord& record);
+  // Helper 1, when it wakes: cuts the streams of the posted record unless someone claimed it.
+  void PrepareStreamsIfPosted();
+  // Records where player `player` stands (its leaf) for the next tick's cut (player_leaf_); called
+  // by the thread that just ran one of its commands.
+  void NotePlayerLeaf(game::EntityId player);
   // The owner, before a pool tick, either way: the tick's commands, failure flag and chains.
   void BeginTick(const std::vector<TickCommand>& commands) REQUIRES(dispatch_);
   // The owner, after BeginTick, before a tick the walk runs: sizes and resets its state.
   void PrepareTick(const std::vector<TickCommand>& commands) REQUIRES(dispatch_);
-  // The owner, after BeginTick, before a tick with the live lock order: cuts the leaves into
-  // streams, fills them, clears the run flags and counts the critical path. Returns how many
-  // commands depend on another stream's.
+  // After BeginTick, before a tick with the live lock order (the owner, or helper 1 while the
+  // owner runs the world part: it reads the record, player_leaf_ and the pool's own state, no
+  // World state): cuts the leaves into streams, fills them, clears the run flags and counts the
+  // critical path. Returns how many commands depend on another stream's.
   uint64_t PrepareStreams(const TickRecord& record) REQUIRES(dispatch_);
   // Runs streams until every one is done (or a command failed); returns how many this thread ran.
   uint64_t RunStreams();
@@ -221,7 +242,7 @@ class ParallelReplay {
   static constexpr uint32_t kNoSlot = UINT32_MAX;
   // How far past its first command not run a stream looks for one it can run.
   static constexpr uint32_t kStreamLookahead = 32;
-  void HelperMain();
+  void HelperMain(int index);  // helper `index` (1..threads-1)
   // Runs, and takes turns at dispatching, the current tick's commands until all are done;
   // returns how many this thread ran.
   uint64_t RunTick();
@@ -270,6 +291,18 @@ class ParallelReplay {
   std::unique_ptr<std::atomic<uint8_t>[]> ran_;
   size_t ran_capacity_ = 0;
   std::vector<int> leaf_stream_;            // per leaf: its stream (PrepareStreams)
+  // Per player id: the leaf it stood in after its last replayed command, or -1 (none yet). Written
+  // by the thread that ran the command (inside the pool tick, or by the owner serially), read by
+  // PrepareStreams for the next tick; the tick's close and the posting of the cut order the two.
+  std::vector<int> player_leaf_;
+  // A cut posted for helper 1 (ApplyWorldPartBesideStreams): the record, and whether someone has
+  // claimed it. The owner writes posted_ before it releases prepare_claimed_ = false; whoever
+  // exchanges it to true runs PrepareStreams; the helper then publishes prepare_done_ = the job.
+  const TickRecord* posted_ = nullptr;
+  uint64_t posted_job_ = 0;
+  std::atomic<bool> prepare_claimed_{true};
+  alignas(64) std::atomic<uint64_t> prepare_done_{0};
+  uint64_t prepare_cross_ = 0;  // the helper's PrepareStreams result, read after prepare_done_
   std::atomic<uint32_t> stream_ticket_{0};  // spreads the threads' first streams
   std::atomic<uint64_t> unmet_waits_{0};    // this tick's: added once per thread, taken by the owner
 

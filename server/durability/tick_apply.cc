@@ -85,9 +85,9 @@ core::Status ApplyLoggedWorldPart(game::World* world, const TickRecord& record) 
 }
 
 core::Status ApplyTick(game::World* world, const TickRecord& record, ParallelReplay* parallel) {
+  if (parallel != nullptr) return parallel->ApplyTick(record);
   core::Status s = ApplyLoggedWorldPart(world, record);
   if (!s.ok()) return s;
-  if (parallel != nullptr) return parallel->ApplyCommands(record);
   for (const TickCommand& c : record.commands) {
     s = ApplyLoggedCommand(world, c);
     if (!s.ok()) return s;
