@@ -298,7 +298,8 @@ void ParallelReplay::BeginTick(const std::vector<TickCommand>& commands) {
 }
 
 // Waits for a tick (spinning a little first: the owner's world part between two ticks is short),
-// runs it, and leaves it; a helper that arrives after the owner closed the tick backs out.
+// runs it, and leaves it; a helper that arrives after the owner closed the tick backs out. Helper
+// 1, each time it wakes, first makes the streams' cut if one is posted and unclaimed.
 void ParallelReplay::HelperMain(int index) {
   uint32_t seen = 0;
   for (;;) {
