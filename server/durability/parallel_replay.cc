@@ -74,23 +74,23 @@ core::Status ParallelReplay::Apply(const std::vector<TickCommand>& commands, con
   AdaptiveChoice::Tick choice{small, false};
   if (!small && options_.adaptive) choice = adaptive_.Next();
   const bool serial = choice.serial;
-  // The streams' cut runs beside the world part; otherwise the world part runs first, alone.
-  const bool beside = !serial && lock_order != nullptr && world_part != nullptr;
-  core::Status s;
-  if (beside) {
-    s = ApplyWorldPartBesideStreams(*world_part);
-  } else if (world_part != nullptr) {
-    s = ApplyLoggedWorldPart(world_, *world_part);
-  }
-  if (!s.ok()) return s;
-  // Timed: the commands (as serial replay's are), not the world part or the cut beside it.
+  // With the lock order on the pool, helper 1 cuts the streams while the owner runs the world
+  // part; otherwise the world part runs first, alone.
+  const bool beside = !serial && lock_order != nullptr;
+  uint64_t job = 0;
+  if (beside) job = PostStreamsCut(*lock_order);
+  core::Status s = world_part != nullptr ? ApplyLoggedWorldPart(world_, *world_part) : core::Status::OK();
+  // Timed from here: the commands, as serial replay's are, and for the pool everything it adds
+  // (the owner's cut, or its wait for the helper's).
   const uint64_t t0 = core::SteadyNs();
+  const uint64_t cross = beside ? FinishStreamsCut(*lock_order, job) : 0;  // also after a failure
+  if (!s.ok()) return s;
   if (serial) {
     s = ApplySerially(commands);
   } else if (beside) {
-    s = RunPreparedTick(lock_order, prepare_cross_);
+    s = RunPreparedTick(lock_order, cross);
   } else {
-    s = ApplyOnPool(commands, lock_order);
+    s = ApplyOnPool(commands);
   }
   if (choice.timed) adaptive_.Record(core::SteadyNs() - t0, static_cast<uint64_t>(n));
   if (serial) {
@@ -140,25 +140,29 @@ void ParallelReplay::NotePlayerLeaf(game::EntityId player) {
   if (!world_->IsPlayerId(player)) return;
   const areanode::AreanodeTree& tree = world_->tree();
   const int node = tree.IsLinked(player) ? tree.NodeOf(player) : -1;
-  player_leaf_[static_cast<size_t>(player)] =
+  const int leaf =
       node >= 0 && tree.node(node).leaf >= 0 ? tree.node(node).leaf : tree.LeafAt(world_->Get(player).origin);
+  // Written only when it changed: both threads note players whose entries share cache lines.
+  int& noted = player_leaf_[static_cast<size_t>(player)];
+  if (noted != leaf) noted = leaf;
 }
 
-// The owner posts the cut for helper 1 (waking it if it sleeps), runs the world part, then takes
-// the cut itself if the helper has not claimed it, else waits for the helper to finish it. Either
-// way the cut is done before this returns, also when the world part fails.
-core::Status ParallelReplay::ApplyWorldPartBesideStreams(const TickRecord& record) {
+// The owner posts the cut for helper 1 (waking it if it sleeps) before it runs the world part.
+uint64_t ParallelReplay::PostStreamsCut(const TickRecord& record) {
   dispatch_.Lock();
   BeginTick(record.commands);
   dispatch_.Unlock();
   posted_ = &record;
   const uint64_t job = ++posted_job_;
   prepare_claimed_.store(false, std::memory_order_release);
-  generation_.fetch_add(1);  // seq_cst, as in ApplyOnPool
+  generation_.fetch_add(1);  // seq_cst, as in RunPreparedTick
   if (parked_helpers_.load() > 0) generation_.notify_all();
+  return job;
+}
 
-  const core::Status s = ApplyLoggedWorldPart(world_, record);
-
+// After the world part: the owner makes the cut itself if the helper has not claimed it, else
+// waits for the helper to finish it.
+uint64_t ParallelReplay::FinishStreamsCut(const TickRecord& record, uint64_t job) {
   if (!prepare_claimed_.exchange(true, std::memory_order_acq_rel)) {
     dispatch_.Lock();
     prepare_cross_ = PrepareStreams(record);
@@ -169,7 +173,10 @@ core::Status ParallelReplay::ApplyWorldPartBesideStreams(const TickRecord& recor
       else core::CpuRelax();
     }
   }
-  return s;
+  dispatch_.Lock();
+  const uint64_t cross = prepare_cross_;
+  dispatch_.Unlock();
+  return cross;
 }
 
 void ParallelReplay::PrepareStreamsIfPosted() {
@@ -185,15 +192,12 @@ void ParallelReplay::PrepareStreamsIfPosted() {
   prepare_done_.store(job, std::memory_order_release);
 }
 
-core::Status ParallelReplay::ApplyOnPool(const std::vector<TickCommand>& commands,
-                                         const TickRecord* lock_order) {
-  uint64_t cross = 0;
+core::Status ParallelReplay::ApplyOnPool(const std::vector<TickCommand>& commands) {
   dispatch_.Lock();
   BeginTick(commands);
-  if (lock_order != nullptr) cross = PrepareStreams(*lock_order);  // none of the walk's state
-  else PrepareTick(commands);
+  PrepareTick(commands);
   dispatch_.Unlock();
-  return RunPreparedTick(lock_order, cross);
+  return RunPreparedTick(nullptr, 0);
 }
 
 core::Status ParallelReplay::RunPreparedTick(const TickRecord* lock_order, uint64_t cross) {

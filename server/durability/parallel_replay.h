@@ -208,12 +208,18 @@ class ParallelReplay {
   core::Status Apply(const std::vector<TickCommand>& commands, const TickRecord* lock_order,
                      const TickRecord* world_part);
   core::Status ApplySerially(const std::vector<TickCommand>& commands);
-  core::Status ApplyOnPool(const std::vector<TickCommand>& commands, const TickRecord* lock_order);
-  // The part of ApplyOnPool after the tick is prepared (BeginTick and PrepareStreams or
-  // PrepareTick done, dispatch_ free): opens the tick, runs it, closes it and counts it.
+  // A tick on the pool by the walk (no lock order).
+  core::Status ApplyOnPool(const std::vector<TickCommand>& commands);
+  // A prepared tick (BeginTick and PrepareStreams or PrepareTick done, dispatch_ free): opens the
+  // tick, runs it, closes it and counts it. lock_order: the record it was cut from, or null (the
+  // walk); cross: PrepareStreams' result.
   core::Status RunPreparedTick(const TickRecord* lock_order, uint64_t cross);
-  // The world part and the streams of a record with a lock order, side by side (ApplyTick).
-  core::Status ApplyWorldPartBesideStreams(const TickRecord& record);
+  // The streams' cut of a record with the lock order, beside the world part (ApplyTick): the owner
+  // posts it for helper 1 before the world part (returns the job's number) and, after the world
+  // part, makes it itself unless the helper claimed it, or waits for the helper's. Finish returns
+  // PrepareStreams' result; it must follow every Post, also when the world part failed.
+  uint64_t PostStreamsCut(const TickRecord& record);
+  uint64_t FinishStreamsCut(const TickRecord& record, uint64_t job);
   // Helper 1, when it wakes: cuts the streams of the posted record unless someone claimed it.
   void PrepareStreamsIfPosted();
   // Records where player `player` stands (its leaf) for the next tick's cut (player_leaf_); called
@@ -224,9 +230,10 @@ class ParallelReplay {
   // The owner, after BeginTick, before a tick the walk runs: sizes and resets its state.
   void PrepareTick(const std::vector<TickCommand>& commands) REQUIRES(dispatch_);
   // After BeginTick, before a tick with the live lock order (the owner, or helper 1 while the
-  // owner runs the world part: it reads the record, player_leaf_ and the pool's own state, no
-  // World state): cuts the leaves into streams, fills them, clears the run flags and counts the
-  // critical path. Returns how many commands depend on another stream's.
+  // owner runs the world part: it reads the record, player_leaf_, the pool's own state and of
+  // the World only its fixed shape, the leaf count and the player id range): cuts the leaves into
+  // streams, fills them, clears the run flags and counts the critical path. Returns how many
+  // commands depend on another stream's.
   uint64_t PrepareStreams(const TickRecord& record) REQUIRES(dispatch_);
   // Runs streams until every one is done (or a command failed); returns how many this thread ran.
   uint64_t RunStreams();
@@ -302,7 +309,7 @@ class ParallelReplay {
   uint64_t posted_job_ = 0;
   std::atomic<bool> prepare_claimed_{true};
   alignas(64) std::atomic<uint64_t> prepare_done_{0};
-  uint64_t prepare_cross_ = 0;  // the helper's PrepareStreams result, read after prepare_done_
+  uint64_t prepare_cross_ GUARDED_BY(dispatch_) = 0;  // the last cut's PrepareStreams result
   std::atomic<uint32_t> stream_ticket_{0};  // spreads the threads' first streams
   std::atomic<uint64_t> unmet_waits_{0};    // this tick's: added once per thread, taken by the owner
 
