@@ -40,11 +40,19 @@ struct Run {
   double handoff_ns = 0;  // CrossCoreRoundTripNs just before the run
 };
 
-// The mean time, in ns, for a value to go from one core to another and back: two threads pinned
-// to the first two CPUs this process may run on hand an atomic counter back and forth. It is
-// what a replay thread pays to see a line another core wrote. 0 if fewer than two CPUs are
-// allowed or pinning fails. The replay threads are created later by the recovery, from the main
-// thread, whose CPU mask this does not change.
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// The time, in ns, for a value to go from one core to another and back: two threads pinned to the
+// first two CPUs this process may run on hand an atomic counter back and forth, in 100 batches of
+// 500 round trips; the median batch's mean, so that a preemption of either thread (a busy
+// machine) does not read as slow cores. It is what a replay thread pays to see a line another
+// core wrote. 0 if fewer than two CPUs are allowed or pinning fails. (On a host with SMT the first
+// two CPUs may be siblings of one core; this machine has none.) The replay threads are created
+// later by the recovery, from the main thread, whose CPU mask this does not change.
 double CrossCoreRoundTripNs() {
   cpu_set_t allowed;
   CPU_ZERO(&allowed);
@@ -55,7 +63,7 @@ double CrossCoreRoundTripNs() {
     if (CPU_ISSET(c, &allowed)) cpus[found++] = c;
   }
   if (found < 2) return 0;
-  constexpr uint32_t kRounds = 50'000;
+  constexpr uint32_t kBatches = 100, kPerBatch = 500, kRounds = kBatches * kPerBatch;
   alignas(64) std::atomic<uint32_t> ball{0};
   std::atomic<int> pinned{0};
   auto pin = [&](int cpu) {
@@ -68,7 +76,8 @@ double CrossCoreRoundTripNs() {
     }
     return pinned.load() == 2;
   };
-  double ns = 0;
+  std::vector<double> batch_ns;
+  batch_ns.reserve(kBatches);
   std::thread back([&] {
     if (!pin(cpus[1])) return;
     for (uint32_t i = 0; i < kRounds; ++i) {
@@ -79,17 +88,20 @@ double CrossCoreRoundTripNs() {
   });
   std::thread forth([&] {
     if (!pin(cpus[0])) return;
-    const auto t0 = std::chrono::steady_clock::now();
-    for (uint32_t i = 0; i < kRounds; ++i) {
-      ball.store(2 * i + 1, std::memory_order_release);
-      while (ball.load(std::memory_order_acquire) != 2 * i + 2) {
+    for (uint32_t b = 0; b < kBatches; ++b) {
+      const auto t0 = std::chrono::steady_clock::now();
+      for (uint32_t i = b * kPerBatch; i < (b + 1) * kPerBatch; ++i) {
+        ball.store(2 * i + 1, std::memory_order_release);
+        while (ball.load(std::memory_order_acquire) != 2 * i + 2) {
+        }
       }
+      batch_ns.push_back(std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() /
+                         kPerBatch);
     }
-    ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count() / kRounds;
   });
   forth.join();
   back.join();
-  return ns;
+  return batch_ns.empty() ? 0 : Median(batch_ns);
 }
 
 double ProcessCpuMs() {
@@ -108,12 +120,6 @@ bool ParseThreadList(const std::string& text, std::vector<int>* out) {
     out->push_back(static_cast<int>(v));
   }
   return !out->empty();
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 // A World for the directory: the map's, with the layout and seed world.id records (the record

@@ -33,8 +33,8 @@ import experiment  # noqa: E402  (its process helpers: _spawn, _wait_server_up, 
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 RUN_LINE = re.compile(r"^run (\d+) threads (\d+): ticks (\d+) commands (\d+) restore_ms ([\d.]+) "
-                      r"replay_ms ([\d.]+) speed_x_realtime ([\d.]+) state_hash ([0-9a-f]+) cpu_ms ([\d.]+) "
-                      r"handoff_ns ([\d.]+)")
+                      r"replay_ms ([\d.]+) speed_x_realtime ([\d.]+) state_hash ([0-9a-f]+) cpu_ms ([\d.]+)"
+                      r"(?: handoff_ns ([\d.]+))?")
 FIELDS = ["algorithm", "interval_ms", "players", "replay_threads", "ticks_replayed", "commands_replayed",
           "restore_ms", "replay_ms", "recovery_ms", "speed_x_realtime", "state_hash", "handoff_ns", "status"]
 
@@ -141,7 +141,9 @@ def main():
                        # the cross-core round trip before the runs: several times the usual one
                        # means the VM's cores were far apart, and the parallel figure is not
                        # comparable (docs/recovery.md)
-                       "handoff_ns": f"{statistics.median(float(r[9]) for r in rs):.0f}", "status": "ok"}
+                       "handoff_ns": (f"{statistics.median(float(r[9]) for r in rs):.0f}"
+                                      if all(r[9] for r in rs) else ""),  # older binaries: none
+                       "status": "ok"}
                 w.writerow(row)
                 print(f"  {threads} threads: {row['ticks_replayed']} ticks, restore {restore:.1f} ms, "
                       f"replay {replay:.1f} ms", flush=True)
