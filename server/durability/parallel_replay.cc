@@ -60,15 +60,13 @@ ParallelReplay::Stats ParallelReplay::stats() const {
 }
 
 core::Status ParallelReplay::ApplyCommands(const std::vector<TickCommand>& commands) {
-  return Apply(commands, nullptr, nullptr);
+  return Apply(commands, nullptr);
 }
 
-core::Status ParallelReplay::ApplyTick(const TickRecord& record) {
-  return Apply(record.commands, record.lock_order ? &record : nullptr, &record);
-}
+core::Status ParallelReplay::ApplyTick(const TickRecord& record) { return Apply(record.commands, &record); }
 
-core::Status ParallelReplay::Apply(const std::vector<TickCommand>& commands, const TickRecord* lock_order,
-                                   const TickRecord* world_part) {
+core::Status ParallelReplay::Apply(const std::vector<TickCommand>& commands, const TickRecord* record) {
+  const TickRecord* lock_order = record != nullptr && record->lock_order ? record : nullptr;
   const int n = static_cast<int>(commands.size());
   const bool small = n < options_.min_parallel_commands;
   AdaptiveChoice::Tick choice{small, false};
@@ -79,7 +77,7 @@ core::Status ParallelReplay::Apply(const std::vector<TickCommand>& commands, con
   const bool beside = !serial && lock_order != nullptr;
   uint64_t job = 0;
   if (beside) job = PostStreamsCut(*lock_order);
-  core::Status s = world_part != nullptr ? ApplyLoggedWorldPart(world_, *world_part) : core::Status::OK();
+  core::Status s = record != nullptr ? ApplyLoggedWorldPart(world_, *record) : core::Status::OK();
   // Timed from here: the commands, as serial replay's are, and for the pool everything it adds
   // (the owner's cut, or its wait for the helper's).
   const uint64_t t0 = core::SteadyNs();
@@ -138,13 +136,10 @@ core::Status ParallelReplay::ApplySerially(const std::vector<TickCommand>& comma
 
 void ParallelReplay::NotePlayerLeaf(game::EntityId player) {
   if (!world_->IsPlayerId(player)) return;
-  const areanode::AreanodeTree& tree = world_->tree();
-  const int node = tree.IsLinked(player) ? tree.NodeOf(player) : -1;
-  const int leaf =
-      node >= 0 && tree.node(node).leaf >= 0 ? tree.node(node).leaf : tree.LeafAt(world_->Get(player).origin);
-  // Written only when it changed: both threads note players whose entries share cache lines.
   int& noted = player_leaf_[static_cast<size_t>(player)];
-  if (noted != leaf) noted = leaf;
+  // Most players stay in the leaf they were in (one box test then, as sv::Locality's frames do).
+  const int leaf = world_->tree().LeafAt(world_->Get(player).origin, noted);
+  if (noted != leaf) noted = leaf;  // both threads note players whose entries share cache lines
 }
 
 // The owner posts the cut for helper 1 (waking it if it sleeps) before it runs the world part.
@@ -165,13 +160,13 @@ uint64_t ParallelReplay::PostStreamsCut(const TickRecord& record) {
 uint64_t ParallelReplay::FinishStreamsCut(const TickRecord& record, uint64_t job) {
   if (!prepare_claimed_.exchange(true, std::memory_order_acq_rel)) {
     dispatch_.Lock();
-    prepare_cross_ = PrepareStreams(record);
+    const uint64_t cross = PrepareStreams(record);
     dispatch_.Unlock();
-  } else {
-    for (uint32_t i = 0; prepare_done_.load(std::memory_order_acquire) != job; ++i) {
-      if ((i & 63) == 63) std::this_thread::yield();
-      else core::CpuRelax();
-    }
+    return cross;
+  }
+  for (uint32_t i = 0; prepare_done_.load(std::memory_order_acquire) != job; ++i) {
+    if ((i & 63) == 63) std::this_thread::yield();
+    else core::CpuRelax();
   }
   dispatch_.Lock();
   const uint64_t cross = prepare_cross_;

@@ -204,9 +204,9 @@ class ParallelReplay {
     std::vector<int> commands;  // written by the owner between ticks
   };
   // lock_order: the record whose lock order orders the tick, or null (the walk).
-  // world_part: the record whose world part runs first (ApplyTick), or null (ApplyCommands).
-  core::Status Apply(const std::vector<TickCommand>& commands, const TickRecord* lock_order,
-                     const TickRecord* world_part);
+  // record: the tick whose world part runs first and whose lock order (if any) orders the
+  // commands (ApplyTick), or null (ApplyCommands: the walk, no world part).
+  core::Status Apply(const std::vector<TickCommand>& commands, const TickRecord* record);
   core::Status ApplySerially(const std::vector<TickCommand>& commands);
   // A tick on the pool by the walk (no lock order).
   core::Status ApplyOnPool(const std::vector<TickCommand>& commands);
@@ -302,14 +302,13 @@ class ParallelReplay {
   // by the thread that ran the command (inside the pool tick, or by the owner serially), read by
   // PrepareStreams for the next tick; the tick's close and the posting of the cut order the two.
   std::vector<int> player_leaf_;
-  // A cut posted for helper 1 (ApplyWorldPartBesideStreams): the record, and whether someone has
-  // claimed it. The owner writes posted_ before it releases prepare_claimed_ = false; whoever
+  // A cut posted for helper 1 (PostStreamsCut): the record, and whether someone has claimed it. The owner writes posted_ before it releases prepare_claimed_ = false; whoever
   // exchanges it to true runs PrepareStreams; the helper then publishes prepare_done_ = the job.
   const TickRecord* posted_ = nullptr;
   uint64_t posted_job_ = 0;
   std::atomic<bool> prepare_claimed_{true};
   alignas(64) std::atomic<uint64_t> prepare_done_{0};
-  uint64_t prepare_cross_ GUARDED_BY(dispatch_) = 0;  // the last cut's PrepareStreams result
+  uint64_t prepare_cross_ GUARDED_BY(dispatch_) = 0;  // helper 1's last cut: PrepareStreams' result
   std::atomic<uint32_t> stream_ticket_{0};  // spreads the threads' first streams
   std::atomic<uint64_t> unmet_waits_{0};    // this tick's: added once per thread, taken by the owner
 
