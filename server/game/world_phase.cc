@@ -88,22 +88,19 @@ int World::ChooseSpawn() {
   for (int k = 0; k < candidates; ++k) {
     const int i = static_cast<int>((first + static_cast<int64_t>(k) * count / candidates) % count);
     const Vec3 at = spawns_[i].origin;
+    auto d2 = [&](size_t m) {  // Dot(live[m] - at, live[m] - at)
+      const float dx = xs[m] - at.x, dy = ys[m] - at.y, dz = zs[m] - at.z;
+      return dx * dx + dy * dy + dz * dz;
+    };
     float nearest = kFar;
     for (size_t j = 0; j < live && nearest >= best_d2; j += kBlock) {
       const size_t end = std::min(live, j + kBlock);
       float lane[4] = {kFar, kFar, kFar, kFar};
       size_t m = j;
       for (; m + 4 <= end; m += 4) {
-        for (size_t l = 0; l < 4; ++l) {
-          const float dx = xs[m + l] - at.x, dy = ys[m + l] - at.y, dz = zs[m + l] - at.z;
-          const float d2 = dx * dx + dy * dy + dz * dz;
-          lane[l] = d2 < lane[l] ? d2 : lane[l];
-        }
+        for (size_t l = 0; l < 4; ++l) lane[l] = std::min(lane[l], d2(m + l));
       }
-      for (; m < end; ++m) {
-        const float dx = xs[m] - at.x, dy = ys[m] - at.y, dz = zs[m] - at.z;
-        nearest = std::min(nearest, dx * dx + dy * dy + dz * dz);
-      }
+      for (; m < end; ++m) nearest = std::min(nearest, d2(m));
       nearest = std::min(nearest, std::min(std::min(lane[0], lane[1]), std::min(lane[2], lane[3])));
     }
     if (nearest > best_d2 || (nearest == best_d2 && i < best)) {
