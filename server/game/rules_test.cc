@@ -32,6 +32,19 @@ void GiveRocketLauncher(World* w, EntityId p) {
   e.ammo_rockets = 10;
 }
 
+// What the world phase's scans rely on (RunWorldPhase): a rocket slot is linked exactly while it
+// holds a rocket or an explosion, and a pickup exactly while it is available.
+void CheckLinkedMeansLive(const World& w) {
+  for (EntityId id = w.RocketSlot(1, 0); id < w.first_pickup(); ++id) {
+    INFO("rocket slot " << id);
+    CHECK(w.tree().IsLinked(id) == (w.Get(id).kind != EntityKind::kFree));
+  }
+  for (EntityId id = w.first_pickup(); id < w.first_pickup() + w.pickup_count(); ++id) {
+    INFO("pickup " << id);
+    CHECK(w.tree().IsLinked(id) == ((w.Get(id).flags & kFlagAvailable) != 0));
+  }
+}
+
 // Runs world phases until `done` or `max_ticks`.
 template <typename Pred>
 void RunTicks(World* w, int max_ticks, Pred done) {
@@ -49,8 +62,10 @@ TEST_CASE("a rocket hits its target and splashes a bystander") {
   RunCmds(w, a, 1, CmdSpec{.buttons = kButtonAttack, .impulse = kImpulseRocketLauncher});
   CHECK(w->Get(a).ammo_rockets == 9);
   CHECK(w->Get(w->RocketSlot(a, 0)).kind == EntityKind::kRocket);
+  CheckLinkedMeansLive(*w);
   RunTicks(w, 30, [&] { return w->Get(w->RocketSlot(a, 0)).kind != EntityKind::kRocket; });
   CHECK(w->Get(w->RocketSlot(a, 0)).kind == EntityKind::kExplosion);
+  CheckLinkedMeansLive(*w);
   CHECK((w->Get(b).flags & kFlagDead));
   CHECK(w->Get(b).deaths == 1);
   CHECK(w->Get(a).frags == 1);
@@ -60,6 +75,7 @@ TEST_CASE("a rocket hits its target and splashes a bystander") {
   CHECK(w->Get(a).health == 100);
   RunTicks(w, 2, [] { return false; });
   CHECK(w->Get(w->RocketSlot(a, 0)).kind == EntityKind::kFree);
+  CheckLinkedMeansLive(*w);
 }
 
 // Under the region check: a rocket that hits inside its firing command (the target stands
@@ -184,8 +200,10 @@ TEST_CASE("a pickup is taken and respawns on time") {
   CHECK(e.next_tick == w->globals().tick + respawn);
   while (w->globals().tick < e.next_tick - 1) w->RunWorldPhase();
   CHECK(!(w->Get(item).flags & kFlagAvailable));
+  CheckLinkedMeansLive(*w);
   w->RunWorldPhase();
   CHECK((w->Get(item).flags & kFlagAvailable));
+  CheckLinkedMeansLive(*w);
   testing::Place(w, a, {0, 0, kStandZ});
   RunCmds(w, a, 30, CmdSpec{.forward = 400});
   CHECK(w->Get(a).health == 100);
@@ -216,6 +234,31 @@ TEST_CASE("a killed player respawns after the delay away from the others") {
   CHECK(e.health == kSpawnHealth);
   CHECK(e.origin.x == -1500);  // spawn 0 is the farthest from a at (100, 100)
   CHECK(e.origin.y == -1500);
+}
+
+// Players respawning in the same world phase keep away from each other: each choice counts the
+// players respawned before it in that phase.
+TEST_CASE("players who respawn in the same tick take different spawn points") {
+  auto t = Arena();
+  World* w = t.world.get();
+  EntityId a = testing::JoinOrDie(w, "a"), b = testing::JoinOrDie(w, "b"), c = testing::JoinOrDie(w, "c");
+  testing::Place(w, a, {-1500, -1500, kStandZ});  // on spawn 0
+  testing::Place(w, b, {400, 100, kStandZ});
+  testing::Place(w, c, {400, 400, kStandZ});
+  for (EntityId victim : {b, c}) {
+    Edict& e = w->Mut(victim);
+    e.flags = (e.flags | kFlagDead) & ~kFlagSolid;
+    e.next_tick = w->globals().tick + 1;
+  }
+  w->RunWorldPhase();
+  REQUIRE(!(w->Get(b).flags & kFlagDead));
+  REQUIRE(!(w->Get(c).flags & kFlagDead));
+  // b (the lower id) goes first, to spawn 1, the farthest from a; c then to spawn 2 (1,530 units
+  // from b), not spawn 1 (where b now stands) although spawn 1 is the farthest from a.
+  CHECK(w->Get(b).origin.x == 1500);
+  CHECK(w->Get(b).origin.y == 1500);
+  CHECK(w->Get(c).origin.x == 0);
+  CHECK(w->Get(c).origin.y == 1200);
 }
 
 // The scan stops early for a spawn point that cannot win (docs in World::ChooseSpawn); the choice

@@ -251,8 +251,21 @@ class World {
   // Moves offline record `record` into free player slot `player` and frees the record object.
   void ResumeRecord(EntityId record, EntityId player);
   // world_phase.cc
-  void SpawnPlayer(EntityId player);
-  int ChooseSpawn();
+  // The solid players' origins, one array per coordinate, so that ChooseSpawn's scan keeps four
+  // independent minimums (one chain of minss was most of its time). Their order does not matter.
+  struct LiveOrigins {
+    std::vector<float> xs, ys, zs;
+    void Add(Vec3 p) {
+      xs.push_back(p.x);
+      ys.push_back(p.y);
+      zs.push_back(p.z);
+    }
+  };
+  void GatherLiveOrigins(LiveOrigins* live) const;
+  // Spawns `player` at ChooseSpawn(*live) and adds it to *live; live == nullptr: gathers them
+  // first. *live must hold every solid player's origin (the order aside), `player` not among them.
+  void SpawnPlayer(EntityId player, LiveOrigins* live = nullptr);
+  int ChooseSpawn(const LiveOrigins& live);
 
   const collision::CollisionWorld& collision_;
   std::unique_ptr<areanode::AreanodeTree> tree_;

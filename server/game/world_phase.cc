@@ -16,7 +16,13 @@ void World::RunWorldPhase() {
   WrittenScope written(this);
   const int tick = ++MutGlobals().tick;
   const float flight = kRocketSpeed * static_cast<float>(tick_ms_) * 0.001f;
+  // Only a linked slot can hold a rocket or an explosion: Fire, FlyRocket and Explode link the
+  // slot, and whatever frees it (below, FreeRocketSlots) unlinks it first. So the scan reads the
+  // tree's link table (4 bytes a slot) and not every slot's edict (a cache line each: 2,048
+  // slots at 512 players, a few dozen in flight). The slots it skips are free: neither branch
+  // would touch them.
   for (EntityId id = first_rocket_; id < first_pickup_; ++id) {
+    if (!tree_->IsLinked(id)) continue;
     const Edict& e = objects_[id].edict;
     if (e.kind == EntityKind::kExplosion && tick > e.next_tick) {
       UnlinkEdict(id);
@@ -32,7 +38,10 @@ void World::RunWorldPhase() {
       }
     }
   }
+  // A pickup is linked exactly while it is available (InitState, TouchItems and the loop below
+  // change both together): only the unlinked ones wait to respawn.
   for (EntityId id = first_pickup_; id < first_record_; ++id) {
+    if (tree_->IsLinked(id)) continue;
     const Edict& e = objects_[id].edict;
     if (!(e.flags & kFlagAvailable) && tick >= e.next_tick) {
       Edict& m = Mut(id);
@@ -41,33 +50,38 @@ void World::RunWorldPhase() {
       LinkEdict(id);
     }
   }
+  // The live players' origins are gathered once, at the first respawn, and each respawned player
+  // is added: nothing else moves a player in this loop.
+  static thread_local LiveOrigins live;
+  bool gathered = false;
   for (EntityId id = 1; id <= max_players_; ++id) {
     const Edict& e = objects_[id].edict;
     if ((e.flags & kFlagConnected) && (e.flags & kFlagDead) && tick >= e.next_tick) {
-      SpawnPlayer(id);
+      if (!gathered) GatherLiveOrigins(&live);
+      gathered = true;
+      SpawnPlayer(id, &live);
     }
+  }
+}
+
+void World::GatherLiveOrigins(LiveOrigins* live) const {
+  live->xs.clear();
+  live->ys.clear();
+  live->zs.clear();
+  for (EntityId id = 1; id <= max_players_; ++id) {
+    const Edict& e = objects_[id].edict;
+    if (e.flags & kFlagSolid) live->Add(e.origin);
   }
 }
 
 // Farthest spawn point from the nearest live player; ties go to the lower index. Maps with many
 // spawn points (metropolis) evaluate kSpawnCandidates of them, spread evenly from an offset
 // drawn from the world generator.
-int World::ChooseSpawn() {
+int World::ChooseSpawn(const LiveOrigins& origins) {
   constexpr int kSpawnCandidates = 64;
-  // The live players' origins, one array per coordinate, so that the scan below keeps four
-  // independent minimums (one chain of minss was most of its time).
-  static thread_local std::vector<float> xs, ys, zs;
-  xs.clear();
-  ys.clear();
-  zs.clear();
-  for (EntityId id = 1; id <= max_players_; ++id) {
-    const Edict& e = objects_[id].edict;
-    if (e.flags & kFlagSolid) {
-      xs.push_back(e.origin.x);
-      ys.push_back(e.origin.y);
-      zs.push_back(e.origin.z);
-    }
-  }
+  const std::vector<float>& xs = origins.xs;
+  const std::vector<float>& ys = origins.ys;
+  const std::vector<float>& zs = origins.zs;
   const size_t live = xs.size();
   const int count = static_cast<int>(spawns_.size());
   int first = 0, candidates = count;
@@ -114,8 +128,13 @@ int World::ChooseSpawn() {
 // Puts a player at a spawn point with fresh stats (frags, deaths and identity are kept). Unlike
 // Quake it does not telefrag: with hundreds of players on a few spawn points that would chain;
 // overlapping players walk apart (MoveClipper ignores boxes a mover starts inside). Serial only.
-void World::SpawnPlayer(EntityId player) {
-  const int spawn = ChooseSpawn();
+void World::SpawnPlayer(EntityId player, LiveOrigins* live) {
+  static thread_local LiveOrigins own;
+  if (live == nullptr) {
+    live = &own;
+    GatherLiveOrigins(live);
+  }
+  const int spawn = ChooseSpawn(*live);
   Edict& p = Mut(player);
   p.flags = (p.flags & (kFlagInUse | kFlagConnected)) | kFlagSolid;
   p.index = spawn;
@@ -135,6 +154,7 @@ void World::SpawnPlayer(EntityId player) {
   p.next_tick = 0;
   p.spawn_tick = globals().tick;
   LinkEdict(player);
+  live->Add(p.origin);  // solid now: the next choice keeps away from it
 }
 
 }  // namespace game
