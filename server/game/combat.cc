@@ -238,6 +238,7 @@ void World::Damage(EntityId target, EntityId attacker, int damage, Vec3 knockbac
 void World::Kill(EntityId victim, EntityId attacker) {
   Edict& v = Mut(victim);
   v.flags = (v.flags | kFlagDead) & ~(kFlagSolid | kFlagOnGround);
+  may_be_dead_[static_cast<size_t>(victim)] = 1;
   v.deaths++;
   v.velocity = Vec3{};
   v.next_tick = globals().tick + TicksFor(kRespawnDelayMs);

@@ -33,7 +33,7 @@ enum EdictFlag : uint32_t {
   kFlagConnected = 1u << 1,  // player currently joined
   kFlagLinked = 1u << 2,     // linked in the areanode tree (derived links are rebuilt from this)
   kFlagSolid = 1u << 3,      // blocks player movement and hitscan (alive, connected players)
-  kFlagDead = 1u << 4,       // player waiting to respawn
+  kFlagDead = 1u << 4,       // player waiting to respawn (set only by World::Kill)
   kFlagOnGround = 1u << 5,   // player stands on a walkable surface (normal z >= 0.7)
   kFlagJumpHeld = 1u << 6,   // jump was held in the last command (no auto-rejump)
   kFlagAvailable = 1u << 7,  // pickup can be taken now

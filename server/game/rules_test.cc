@@ -236,29 +236,44 @@ TEST_CASE("a killed player respawns after the delay away from the others") {
   CHECK(e.origin.y == -1500);
 }
 
-// Players respawning in the same world phase keep away from each other: each choice counts the
-// players respawned before it in that phase.
-TEST_CASE("players who respawn in the same tick take different spawn points") {
+// Two players killed by one rocket respawn in the same world phase, and keep away from each
+// other: each choice counts the players respawned before it in that phase. A World restored from
+// the saved state (LoadState, as recovery restores a checkpoint) respawns them the same way.
+TEST_CASE("players killed together respawn together, at different spawn points, also after a restore") {
   auto t = Arena();
   World* w = t.world.get();
   EntityId a = testing::JoinOrDie(w, "a"), b = testing::JoinOrDie(w, "b"), c = testing::JoinOrDie(w, "c");
-  testing::Place(w, a, {-1500, -1500, kStandZ});  // on spawn 0
-  testing::Place(w, b, {400, 100, kStandZ});
-  testing::Place(w, c, {400, 400, kStandZ});
-  for (EntityId victim : {b, c}) {
-    Edict& e = w->Mut(victim);
-    e.flags = (e.flags | kFlagDead) & ~kFlagSolid;
-    e.next_tick = w->globals().tick + 1;
+  testing::Place(w, a, {0, 0, kStandZ});
+  testing::Place(w, b, {300, 0, kStandZ});
+  testing::Place(w, c, {300, 60, kStandZ});
+  w->Mut(c).health = 50;  // the splash (about 76) kills it too
+  GiveRocketLauncher(w, a);
+  RunCmds(w, a, 1, CmdSpec{.buttons = kButtonAttack, .impulse = kImpulseRocketLauncher});
+  RunTicks(w, 30, [&] { return (w->Get(b).flags & kFlagDead) != 0; });
+  REQUIRE((w->Get(b).flags & kFlagDead));
+  REQUIRE((w->Get(c).flags & kFlagDead));
+  REQUIRE(w->Get(b).next_tick == w->Get(c).next_tick);
+  testing::Place(w, a, {0, 0, kStandZ});
+  std::vector<uint8_t> saved;
+  w->SaveState(&saved);
+  auto restored = Arena();
+  REQUIRE(restored.world->LoadState(saved).ok());
+  for (World* x : {w, restored.world.get()}) {
+    const int respawn_tick = x->Get(b).next_tick;
+    while (x->globals().tick < respawn_tick) x->RunWorldPhase();
+    REQUIRE(!(x->Get(b).flags & kFlagDead));
+    REQUIRE(!(x->Get(c).flags & kFlagDead));
+    // a stands as far from spawn 0 (-1500, -1500) as from spawn 1 (1500, 1500): b (the lower id)
+    // takes spawn 0, the lower index; then spawn 1 is the farthest from both, not spawn 0 again.
+    CHECK(x->Get(b).origin.x == -1500);
+    CHECK(x->Get(b).origin.y == -1500);
+    CHECK(x->Get(c).origin.x == 1500);
+    CHECK(x->Get(c).origin.y == 1500);
   }
-  w->RunWorldPhase();
-  REQUIRE(!(w->Get(b).flags & kFlagDead));
-  REQUIRE(!(w->Get(c).flags & kFlagDead));
-  // b (the lower id) goes first, to spawn 1, the farthest from a; c then to spawn 2 (1,530 units
-  // from b), not spawn 1 (where b now stands) although spawn 1 is the farthest from a.
-  CHECK(w->Get(b).origin.x == 1500);
-  CHECK(w->Get(b).origin.y == 1500);
-  CHECK(w->Get(c).origin.x == 0);
-  CHECK(w->Get(c).origin.y == 1200);
+  std::vector<uint8_t> live_state, restored_state;
+  w->SaveState(&live_state);
+  restored.world->SaveState(&restored_state);
+  CHECK(live_state == restored_state);
 }
 
 // The scan stops early for a spawn point that cannot win (docs in World::ChooseSpawn); the choice

@@ -157,6 +157,7 @@ core::Status World::Create(const maps::Map& map, const collision::CollisionWorld
 // Zeroes every object byte, then fills the globals and places the pickups.
 void World::InitState(uint64_t map_hash) {
   objects_.assign(object_count_, Object{});
+  may_be_dead_.assign(static_cast<size_t>(max_players_) + 1, 0);
   std::memset(static_cast<void*>(objects_.data()), 0, objects_.size() * sizeof(Object));
   Globals& g = objects_[0].globals;
   g.magic = kStateMagic;
@@ -309,6 +310,9 @@ void World::RelinkAll() {
   for (EntityId id = 1; id < object_count_; ++id) {
     const Edict& e = objects_[id].edict;
     if (e.flags & kFlagLinked) tree_->Link(id, EdictBox(e));
+  }
+  for (EntityId id = 1; id <= max_players_; ++id) {
+    may_be_dead_[static_cast<size_t>(id)] = (objects_[id].edict.flags & kFlagDead) ? 1 : 0;
   }
   RebuildRecordIndex();
 }

@@ -169,8 +169,8 @@ class World {
   // Replaces the state with `bytes` (from SaveState of a World of the same map and config) and
   // relinks every entity. On error the state is unchanged.
   core::Status LoadState(std::span<const uint8_t> bytes);
-  // Rebuilds the derived data from the state: the areanode links and the record store's indexes
-  // (after recovery wrote object bytes directly).
+  // Rebuilds the derived data from the state: the areanode links, the record store's indexes and
+  // which players may be dead (after recovery wrote object bytes directly).
   void RelinkAll();
   // The object array itself, for the two users below the write path (World::Mut): recovery's
   // restore writes it (then call RelinkAll()), and the checkpointer keeps it as its live base
@@ -289,6 +289,12 @@ class World {
   std::vector<TriggerVolume> teleporters_;
   std::vector<TriggerVolume> jump_pads_;
 
+  // Per player id: nonzero if the player may be dead, so that the world phase reads only those
+  // players' edicts, not every player's every tick (their lines belong to the command threads'
+  // caches). Kill sets it (on any command thread: one byte per player, written only by the command
+  // that holds the player's region); SpawnPlayer and the world phase clear it; RelinkAll rebuilds
+  // it from kFlagDead. Invariant: every dead player's byte is nonzero.
+  std::vector<uint8_t> may_be_dead_;
   // Derived from the record store (rebuilt by RelinkAll, kept in step by Leave/Join/EvictRecord).
   std::unordered_map<std::string, EntityId> record_by_name_;
   std::map<uint64_t, EntityId> record_by_stamp_;  // LRU order: oldest leave first

@@ -50,12 +50,15 @@ void World::RunWorldPhase() {
       LinkEdict(id);
     }
   }
-  // The live players' origins are gathered once, at the first respawn, and each respawned player
-  // is added: nothing else moves a player in this loop.
+  // Only players that may be dead can respawn (may_be_dead_). The live players' origins are
+  // gathered once, at the first respawn, and each respawned player is added: nothing else moves a
+  // player in this loop.
   static thread_local LiveOrigins live;
   bool gathered = false;
   for (EntityId id = 1; id <= max_players_; ++id) {
+    if (may_be_dead_[static_cast<size_t>(id)] == 0) continue;
     const Edict& e = objects_[id].edict;
+    if (!(e.flags & kFlagDead)) may_be_dead_[static_cast<size_t>(id)] = 0;
     if ((e.flags & kFlagConnected) && (e.flags & kFlagDead) && tick >= e.next_tick) {
       if (!gathered) GatherLiveOrigins(&live);
       gathered = true;
@@ -135,6 +138,7 @@ void World::SpawnPlayer(EntityId player, LiveOrigins* live) {
     GatherLiveOrigins(live);
   }
   const int spawn = ChooseSpawn(*live);
+  may_be_dead_[static_cast<size_t>(player)] = 0;
   Edict& p = Mut(player);
   p.flags = (p.flags & (kFlagInUse | kFlagConnected)) | kFlagSolid;
   p.index = spawn;
