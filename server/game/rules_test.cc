@@ -51,15 +51,26 @@ void RunTicks(World* w, int max_ticks, Pred done) {
   for (int i = 0; i < max_ticks && !done(); ++i) w->RunWorldPhase();
 }
 
+// a, at the centre, fires a rocket at b, 300 units ahead, while c stands 60 units beside b.
+struct RocketShot {
+  EntityId a, b, c;
+};
+RocketShot FireAtNeighbours(World* w, int c_health) {
+  const RocketShot s{testing::JoinOrDie(w, "a"), testing::JoinOrDie(w, "b"), testing::JoinOrDie(w, "c")};
+  testing::Place(w, s.a, {0, 0, kStandZ});
+  testing::Place(w, s.b, {300, 0, kStandZ});
+  testing::Place(w, s.c, {300, 60, kStandZ});
+  w->Mut(s.c).health = c_health;
+  GiveRocketLauncher(w, s.a);
+  RunCmds(w, s.a, 1, CmdSpec{.buttons = kButtonAttack, .impulse = kImpulseRocketLauncher});
+  return s;
+}
+
 TEST_CASE("a rocket hits its target and splashes a bystander") {
   auto t = Arena();
   World* w = t.world.get();
-  EntityId a = testing::JoinOrDie(w, "a"), b = testing::JoinOrDie(w, "b"), c = testing::JoinOrDie(w, "c");
-  testing::Place(w, a, {0, 0, kStandZ});
-  testing::Place(w, b, {300, 0, kStandZ});
-  testing::Place(w, c, {300, 60, kStandZ});
-  GiveRocketLauncher(w, a);
-  RunCmds(w, a, 1, CmdSpec{.buttons = kButtonAttack, .impulse = kImpulseRocketLauncher});
+  const RocketShot shot = FireAtNeighbours(w, 100);
+  const EntityId a = shot.a, b = shot.b, c = shot.c;
   CHECK(w->Get(a).ammo_rockets == 9);
   CHECK(w->Get(w->RocketSlot(a, 0)).kind == EntityKind::kRocket);
   CheckLinkedMeansLive(*w);
@@ -242,18 +253,12 @@ TEST_CASE("a killed player respawns after the delay away from the others") {
 TEST_CASE("players killed together respawn together, at different spawn points, also after a restore") {
   auto t = Arena();
   World* w = t.world.get();
-  EntityId a = testing::JoinOrDie(w, "a"), b = testing::JoinOrDie(w, "b"), c = testing::JoinOrDie(w, "c");
-  testing::Place(w, a, {0, 0, kStandZ});
-  testing::Place(w, b, {300, 0, kStandZ});
-  testing::Place(w, c, {300, 60, kStandZ});
-  w->Mut(c).health = 50;  // the splash (about 76) kills it too
-  GiveRocketLauncher(w, a);
-  RunCmds(w, a, 1, CmdSpec{.buttons = kButtonAttack, .impulse = kImpulseRocketLauncher});
+  const RocketShot shot = FireAtNeighbours(w, 50);  // the splash (about 76) kills c too
+  const EntityId b = shot.b, c = shot.c;
   RunTicks(w, 30, [&] { return (w->Get(b).flags & kFlagDead) != 0; });
   REQUIRE((w->Get(b).flags & kFlagDead));
   REQUIRE((w->Get(c).flags & kFlagDead));
   REQUIRE(w->Get(b).next_tick == w->Get(c).next_tick);
-  testing::Place(w, a, {0, 0, kStandZ});
   std::vector<uint8_t> saved;
   w->SaveState(&saved);
   auto restored = Arena();
