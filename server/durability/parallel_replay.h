@@ -203,7 +203,6 @@ class ParallelReplay {
     uint32_t next = 0;  // its first command not run; read and written only by the thread holding busy
     std::vector<int> commands;  // written by the owner between ticks
   };
-  // lock_order: the record whose lock order orders the tick, or null (the walk).
   // record: the tick whose world part runs first and whose lock order (if any) orders the
   // commands (ApplyTick), or null (ApplyCommands: the walk, no world part).
   core::Status Apply(const std::vector<TickCommand>& commands, const TickRecord* record);
@@ -302,8 +301,9 @@ class ParallelReplay {
   // by the thread that ran the command (inside the pool tick, or by the owner serially), read by
   // PrepareStreams for the next tick; the tick's close and the posting of the cut order the two.
   std::vector<int> player_leaf_;
-  // A cut posted for helper 1 (PostStreamsCut): the record, and whether someone has claimed it. The owner writes posted_ before it releases prepare_claimed_ = false; whoever
-  // exchanges it to true runs PrepareStreams; the helper then publishes prepare_done_ = the job.
+  // A cut posted for helper 1 (PostStreamsCut): the record, and whether someone has claimed it.
+  // The owner writes posted_ before it releases prepare_claimed_ = false; whoever exchanges it to
+  // true runs PrepareStreams; the helper then publishes prepare_done_ = the job.
   const TickRecord* posted_ = nullptr;
   uint64_t posted_job_ = 0;
   std::atomic<bool> prepare_claimed_{true};
