@@ -81,6 +81,7 @@ core::Status RecoverWithReplayThreads(const DurabilityOptions& options, bool rep
     report->replay_lock_order_ticks = ps.lock_order_ticks;
     report->replay_cross_waits = ps.cross_waits;
     report->replay_unmet_waits = ps.unmet_waits;
+    report->replay_blocker_runs = ps.blocker_runs;
     report->replay_critical_path = ps.critical_path;
     report->replay_dispatch_stalls = ps.dispatch_stalls;
   }

@@ -83,6 +83,7 @@ struct WorldRecoveryReport {
   uint64_t replay_lock_order_ticks = 0;
   uint64_t replay_cross_waits = 0;   // on those ticks: commands that waited on another stream
   uint64_t replay_unmet_waits = 0;   // and how often a thread found such a wait unmet
+  uint64_t replay_blocker_runs = 0;  // commands a waiting thread ran for another stream
   uint64_t replay_critical_path = 0;
   uint64_t replay_dispatch_stalls = 0;
   double total_ms = 0;           // the whole Open

@@ -237,6 +237,7 @@ core::Status ParallelReplay::RunPreparedTick(const TickRecord* lock_order, uint6
       ++stats_.lock_order_ticks;
       stats_.cross_waits += cross;
       stats_.unmet_waits += unmet_waits_.exchange(0, std::memory_order_relaxed);
+      stats_.blocker_runs += blocker_runs_.exchange(0, std::memory_order_relaxed);
     }
   }
   lock_order_ = nullptr;
@@ -396,22 +397,27 @@ uint64_t ParallelReplay::PrepareStreams(const TickRecord& record) {
   size_t slots = 0;
   for (int st = 0; st < threads; ++st) {
     const std::vector<int>& list = streams_[st].commands;
-    for (size_t i = 0; i < list.size(); ++i) slot_[static_cast<size_t>(list[i])] = static_cast<uint32_t>(slots + i);
+    if (command_of_slot_.size() < slots + list.size()) command_of_slot_.resize(2 * (slots + list.size()));
+    for (size_t i = 0; i < list.size(); ++i) {
+      slot_[static_cast<size_t>(list[i])] = static_cast<uint32_t>(slots + i);
+      command_of_slot_[slots + i] = list[i];
+    }
     slots += (list.size() + 63) / 64 * 64;
   }
   if (ran_capacity_ < slots) {
     ran_capacity_ = std::max(slots, 2 * ran_capacity_);
     ran_ = std::make_unique<std::atomic<uint8_t>[]>(ran_capacity_);
   }
-  for (size_t i = 0; i < slots; ++i) ran_[i].store(0, std::memory_order_relaxed);
+  for (size_t i = 0; i < slots; ++i) ran_[i].store(kNotRun, std::memory_order_relaxed);
   return cross;
 }
 
 // Each pass offers every unfinished stream that nobody holds, and the thread keeps one while it
 // finds commands to run there (so threads do not swap regions); a thread that found nothing to
-// run spins a little, then yields (a dependency is usually met within a command's time).
+// run tries the command its stream waits on (RunBlocker), then spins a little, then yields (a
+// dependency is usually met within a command's time).
 uint64_t ParallelReplay::RunStreams() {
-  uint64_t ran = 0, unmet = 0;
+  uint64_t ran = 0, unmet = 0, blocker_runs = 0;
   const int n = options_.threads;
   // Thread k of the tick starts at stream k; it stays on a stream while it runs something there.
   const int first = static_cast<int>(stream_ticket_.fetch_add(1, std::memory_order_relaxed) %
@@ -422,7 +428,7 @@ uint64_t ParallelReplay::RunStreams() {
     // Idle: watch the one flag it waits for (a load of a line its writer keeps) rather than
     // scanning the windows again; a full pass every 64 turns sees streams let go meanwhile.
     if (idle != 0 && wait_slot != kNoSlot && (idle & 63) != 0 &&
-        ran_[wait_slot].load(std::memory_order_acquire) == 0) {
+        ran_[wait_slot].load(std::memory_order_acquire) != kRun) {
       ++idle;
       core::CpuRelax();
       continue;
@@ -441,8 +447,14 @@ uint64_t ParallelReplay::RunStreams() {
       if (wait_slot == kNoSlot) wait_slot = blocked;
       st.busy.store(false, std::memory_order_release);
     }
+    // Its stream waits: rather than spin, run what the wait is for, if that can run now. Tests
+    // (shuffle_seed) also try it at random after passes that ran something, so that it runs often.
+    if (!all_done && wait_slot != kNoSlot && (!progressed || ShuffleCoin())) {
+      progressed |= RunBlocker(wait_slot, &ran, &blocker_runs);
+    }
     if (all_done || failed_.load(std::memory_order_acquire)) {
       unmet_waits_.fetch_add(unmet, std::memory_order_relaxed);
+      blocker_runs_.fetch_add(blocker_runs, std::memory_order_relaxed);
       return ran;
     }
     if (progressed) {
@@ -468,25 +480,25 @@ bool ParallelReplay::RunStream(Stream* stream, uint64_t* ran, uint64_t* unmet, u
   const uint32_t end = std::min(size, stream->next + kStreamLookahead);
   for (uint32_t i = stream->next; i < end; ++i) {
     const int j = stream->commands[i];
-    if (ran_[slot_[j]].load(std::memory_order_relaxed) != 0) continue;  // this stream's, run by its holder
+    std::atomic<uint8_t>& flag = ran_[slot_[j]];
+    if (flag.load(std::memory_order_relaxed) != kNotRun) continue;  // run, or being run by a helper
     const uint32_t missing = FirstDependencyNotRun(j);
     if (missing != kNoSlot) {
       ++*unmet;
       if (*blocked == kNoSlot) *blocked = missing;
       continue;
     }
+    if (!Claim(&flag)) continue;  // a waiting thread took it (RunBlocker)
     if (!RunCommand(j, ran)) return true;
-    ran_[slot_[j]].store(1, std::memory_order_release);
+    flag.store(kRun, std::memory_order_release);
     any = true;
-    if (options_.shuffle_seed != 0) {
-      // Tests: let the stream go at random, so another thread may take it and the commands run
-      // in any order their dependencies allow.
-      core::MutexLock lock(&shuffle_mu_);
-      if (game::NextRandom(&shuffle_state_) % 2 == 0) break;
-    }
+    // Tests: let the stream go at random, so another thread may take it and the commands run
+    // in any order their dependencies allow.
+    if (ShuffleCoin()) break;
   }
   const uint32_t before = stream->next;
-  while (stream->next < size && ran_[slot_[stream->commands[stream->next]]].load(std::memory_order_relaxed) != 0) {
+  while (stream->next < size &&
+         ran_[slot_[stream->commands[stream->next]]].load(std::memory_order_acquire) == kRun) {
     ++stream->next;
   }
   // Stored only when it moved: the other threads read it on every pass.
@@ -494,13 +506,40 @@ bool ParallelReplay::RunStream(Stream* stream, uint64_t* ran, uint64_t* unmet, u
   return any;
 }
 
+bool ParallelReplay::ShuffleCoin() {
+  if (options_.shuffle_seed == 0) return false;
+  core::MutexLock lock(&shuffle_mu_);
+  return game::NextRandom(&shuffle_state_) % 2 == 0;
+}
+
 uint32_t ParallelReplay::FirstDependencyNotRun(int j) const {
   const TickCommand& c = (*commands_)[static_cast<size_t>(j)];
   for (uint32_t k = 0; k < c.after_count; ++k) {
     const uint32_t slot = slot_[lock_order_->after[c.first_after + k]];
-    if (ran_[slot].load(std::memory_order_acquire) == 0) return slot;
+    if (ran_[slot].load(std::memory_order_acquire) != kRun) return slot;
   }
   return kNoSlot;
+}
+
+// The command in `slot` is what a stream waits for. Following first dependencies not yet run
+// finds the command that holds the chain up: if it can run and nobody has claimed it, this thread
+// runs it rather than wait for its stream's holder to reach it.
+bool ParallelReplay::RunBlocker(uint32_t slot, uint64_t* ran, uint64_t* blocker_runs) {
+  for (int step = 0; step < kBlockerDepth; ++step) {
+    std::atomic<uint8_t>& flag = ran_[slot];
+    if (flag.load(std::memory_order_relaxed) != kNotRun) return false;  // run, or running
+    const int j = command_of_slot_[slot];
+    const uint32_t missing = FirstDependencyNotRun(j);
+    if (missing != kNoSlot) {
+      slot = missing;
+      continue;
+    }
+    if (!Claim(&flag)) return false;
+    if (RunCommand(j, ran)) flag.store(kRun, std::memory_order_release);
+    ++*blocker_runs;
+    return true;
+  }
+  return false;
 }
 
 bool ParallelReplay::RunCommand(int j, uint64_t* ran) {

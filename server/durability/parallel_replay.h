@@ -27,9 +27,12 @@
 // after its last replayed command, with about as many commands each) and each command goes to
 // its stream; helper 1 makes the cut while the owner runs the tick's world part. A stream is run
 // by one thread at a time: from its first command not yet run it looks a few commands ahead for
-// one whose dependencies have all run (an acquire load of each one's flag), runs it and sets its
-// flag. Neighbours in space mostly depend on each other, so most dependencies stay inside a
-// stream. Exact for the walk's reason: two commands that shared a lock live run in their live
+// one whose dependencies have all run (an acquire load of each one's flag), claims it (a
+// compare-and-swap on its flag), runs it and marks it run. A thread that finds nothing to run in
+// its stream follows the command it waits for down to the one holding the chain up and, if that
+// can run and nobody has claimed it, runs it itself (RunBlocker), whichever stream it is in.
+// Neighbours in space mostly depend on each other, so most dependencies stay inside a stream.
+// Exact for the walk's reason: two commands that shared a lock live run in their live
 // order, which is their log order, and two that did not commute. Every dependency points to an
 // earlier command (the decoder checks it), so the earliest command not yet run can always start:
 // a thread that finds nothing to run in its stream takes another that nobody holds, and a lone
@@ -121,6 +124,8 @@ class ParallelReplay {
     uint64_t lock_order_ticks = 0;  // of the pool's ticks, those run as streams by the live lock order
     uint64_t cross_waits = 0;       // there: commands that depend on another stream's
     uint64_t unmet_waits = 0;       // there: times a thread found a command's dependencies not done
+    // there: commands a thread whose stream waited ran for the stream holding them (RunBlocker)
+    uint64_t blocker_runs = 0;
   };
 
   struct Options {
@@ -246,6 +251,23 @@ class ParallelReplay {
   // The slot in ran_ of j's first dependency not yet run, or kNoSlot.
   uint32_t FirstDependencyNotRun(int j) const;
   static constexpr uint32_t kNoSlot = UINT32_MAX;
+  // A command's flag in ran_: not run; claimed by the thread that runs it; run (release: its
+  // writes are visible to whoever acquires kRun).
+  static constexpr uint8_t kNotRun = 0, kClaimed = 1, kRun = 2;
+  // Takes a command not yet run for the calling thread; false if another thread took it first.
+  static bool Claim(std::atomic<uint8_t>* flag) {
+    uint8_t expected = kNotRun;
+    return flag->compare_exchange_strong(expected, kClaimed, std::memory_order_acquire);
+  }
+  // For a thread whose stream waits on the command in `slot`: from that command down its first
+  // dependencies not yet run (at most kBlockerDepth steps), finds the one the chain waits on; if
+  // it can run now and no thread has claimed it, claims it, runs it and returns true. Exact for
+  // the streams' reason: a command whose dependencies have all run commutes with every command
+  // running at the time, whichever thread runs it.
+  bool RunBlocker(uint32_t slot, uint64_t* ran, uint64_t* blocker_runs);
+  static constexpr int kBlockerDepth = 16;
+  // shuffle_seed != 0 (tests): a fair coin; else false.
+  bool ShuffleCoin();
   // How far past its first command not run a stream looks for one it can run.
   static constexpr uint32_t kStreamLookahead = 32;
   void HelperMain(int index);  // helper `index` (1..threads-1)
@@ -293,7 +315,8 @@ class ParallelReplay {
   std::unique_ptr<Stream[]> streams_;
   std::vector<int> leaf_of_;                // per command: the leaf its player is in (PrepareStreams)
   std::vector<uint32_t> slot_;              // per command: its flag in ran_
-  // By slot: 1 once the command has run (release, by its stream's holder; dependents acquire it).
+  std::vector<int> command_of_slot_;        // per slot in ran_: its command (PrepareStreams)
+  // By slot: kNotRun, kClaimed, kRun (release, by the thread that ran it; dependents acquire it).
   std::unique_ptr<std::atomic<uint8_t>[]> ran_;
   size_t ran_capacity_ = 0;
   std::vector<int> leaf_stream_;            // per leaf: its stream (PrepareStreams)
@@ -311,6 +334,7 @@ class ParallelReplay {
   uint64_t prepare_cross_ GUARDED_BY(dispatch_) = 0;  // helper 1's last cut: PrepareStreams' result
   std::atomic<uint32_t> stream_ticket_{0};  // spreads the threads' first streams
   std::atomic<uint64_t> unmet_waits_{0};    // this tick's: added once per thread, taken by the owner
+  std::atomic<uint64_t> blocker_runs_{0};   // likewise
 
   int count_ = 0;
   std::unique_ptr<CommandState[]> state_;

@@ -231,8 +231,10 @@ int Main(int argc, char** argv) {
       }
       if (r.replay_lock_order_ticks > 0) {
         std::printf("  by the live lock order: %" PRIu64 " ticks as streams, %" PRIu64
-                    " commands waited on another stream, %" PRIu64 " waits found unmet\n",
-                    r.replay_lock_order_ticks, r.replay_cross_waits, r.replay_unmet_waits);
+                    " commands waited on another stream, %" PRIu64 " waits found unmet, %" PRIu64
+                    " blockers run by the waiting thread\n",
+                    r.replay_lock_order_ticks, r.replay_cross_waits, r.replay_unmet_waits,
+                    r.replay_blocker_runs);
       }
       std::fflush(stdout);
       if (!done.empty() && r.state_hash != done.front().report.state_hash) {
