@@ -397,11 +397,7 @@ uint64_t ParallelReplay::PrepareStreams(const TickRecord& record) {
   size_t slots = 0;
   for (int st = 0; st < threads; ++st) {
     const std::vector<int>& list = streams_[st].commands;
-    if (command_of_slot_.size() < slots + list.size()) command_of_slot_.resize(2 * (slots + list.size()));
-    for (size_t i = 0; i < list.size(); ++i) {
-      slot_[static_cast<size_t>(list[i])] = static_cast<uint32_t>(slots + i);
-      command_of_slot_[slots + i] = list[i];
-    }
+    for (size_t i = 0; i < list.size(); ++i) slot_[static_cast<size_t>(list[i])] = static_cast<uint32_t>(slots + i);
     slots += (list.size() + 63) / 64 * 64;
   }
   if (ran_capacity_ < slots) {
@@ -423,34 +419,34 @@ uint64_t ParallelReplay::RunStreams() {
   const int first = static_cast<int>(stream_ticket_.fetch_add(1, std::memory_order_relaxed) %
                                      static_cast<uint32_t>(n));
   uint64_t spin_until = 0;
-  uint32_t wait_slot = kNoSlot;  // after a pass that ran nothing: a command the thread waits for
+  int wait_for = kNone;  // after a pass that ran nothing: a command the thread waits for
   for (uint32_t idle = 0;; ) {
     // Idle: watch the one flag it waits for (a load of a line its writer keeps) rather than
     // scanning the windows again; a full pass every 64 turns sees streams let go meanwhile.
-    if (idle != 0 && wait_slot != kNoSlot && (idle & 63) != 0 &&
-        ran_[wait_slot].load(std::memory_order_acquire) != kRun) {
+    if (idle != 0 && wait_for != kNone && (idle & 63) != 0 &&
+        ran_[slot_[static_cast<size_t>(wait_for)]].load(std::memory_order_acquire) != kRun) {
       ++idle;
       core::CpuRelax();
       continue;
     }
-    wait_slot = kNoSlot;
+    wait_for = kNone;
     bool all_done = true, progressed = false;
     for (int k = 0; k < n; ++k) {
       Stream& st = streams_[(first + k) % n];
       if (st.done.load(std::memory_order_acquire) == st.commands.size()) continue;
       all_done = false;
       if (st.busy.load(std::memory_order_relaxed) || st.busy.exchange(true, std::memory_order_acquire)) continue;
-      uint32_t blocked = kNoSlot;
+      int blocked = kNone;
       while (RunStream(&st, &ran, &unmet, &blocked) && !failed_.load(std::memory_order_relaxed)) {
         progressed = true;  // stay while it runs
       }
-      if (wait_slot == kNoSlot) wait_slot = blocked;
+      if (wait_for == kNone) wait_for = blocked;
       st.busy.store(false, std::memory_order_release);
     }
     // Its stream waits: rather than spin, run what the wait is for, if that can run now. Tests
     // (shuffle_seed) also try it at random after passes that ran something, so that it runs often.
-    if (!all_done && wait_slot != kNoSlot && (!progressed || ShuffleCoin())) {
-      progressed |= RunBlocker(wait_slot, &ran, &blocker_runs);
+    if (!all_done && wait_for != kNone && (!progressed || ShuffleCoin())) {
+      progressed |= RunBlocker(wait_for, &ran, &blocker_runs);
     }
     if (all_done || failed_.load(std::memory_order_acquire)) {
       unmet_waits_.fetch_add(unmet, std::memory_order_relaxed);
@@ -472,20 +468,20 @@ uint64_t ParallelReplay::RunStreams() {
 // From the stream's first command not yet run, up to kStreamLookahead further: runs each whose
 // dependencies are all done (the ones before it in the stream it does not depend on may wait),
 // then moves the stream's head past the run ones. *blocked: the first dependency not yet run of
-// the first command it had to pass over, or kNoSlot.
-bool ParallelReplay::RunStream(Stream* stream, uint64_t* ran, uint64_t* unmet, uint32_t* blocked) {
+// the first command it had to pass over, or kNone.
+bool ParallelReplay::RunStream(Stream* stream, uint64_t* ran, uint64_t* unmet, int* blocked) {
   bool any = false;
-  *blocked = kNoSlot;
+  *blocked = kNone;
   const uint32_t size = static_cast<uint32_t>(stream->commands.size());
   const uint32_t end = std::min(size, stream->next + kStreamLookahead);
   for (uint32_t i = stream->next; i < end; ++i) {
     const int j = stream->commands[i];
     std::atomic<uint8_t>& flag = ran_[slot_[j]];
     if (flag.load(std::memory_order_relaxed) != kNotRun) continue;  // run, or being run by a helper
-    const uint32_t missing = FirstDependencyNotRun(j);
-    if (missing != kNoSlot) {
+    const int missing = FirstDependencyNotRun(j);
+    if (missing != kNone) {
       ++*unmet;
-      if (*blocked == kNoSlot) *blocked = missing;
+      if (*blocked == kNone) *blocked = missing;
       continue;
     }
     if (!Claim(&flag)) continue;  // a waiting thread took it (RunBlocker)
@@ -512,26 +508,25 @@ bool ParallelReplay::ShuffleCoin() {
   return game::NextRandom(&shuffle_state_) % 2 == 0;
 }
 
-uint32_t ParallelReplay::FirstDependencyNotRun(int j) const {
+int ParallelReplay::FirstDependencyNotRun(int j) const {
   const TickCommand& c = (*commands_)[static_cast<size_t>(j)];
   for (uint32_t k = 0; k < c.after_count; ++k) {
-    const uint32_t slot = slot_[lock_order_->after[c.first_after + k]];
-    if (ran_[slot].load(std::memory_order_acquire) != kRun) return slot;
+    const uint32_t holder = lock_order_->after[c.first_after + k];
+    if (ran_[slot_[holder]].load(std::memory_order_acquire) != kRun) return static_cast<int>(holder);
   }
-  return kNoSlot;
+  return kNone;
 }
 
-// The command in `slot` is what a stream waits for. Following first dependencies not yet run
-// finds the command that holds the chain up: if it can run and nobody has claimed it, this thread
-// runs it rather than wait for its stream's holder to reach it.
-bool ParallelReplay::RunBlocker(uint32_t slot, uint64_t* ran, uint64_t* blocker_runs) {
+// Command j is what a stream waits for. Following first dependencies not yet run finds the
+// command that holds the chain up: if it can run and nobody has claimed it, this thread runs it
+// rather than wait for its stream's holder to reach it.
+bool ParallelReplay::RunBlocker(int j, uint64_t* ran, uint64_t* blocker_runs) {
   for (int step = 0; step < kBlockerDepth; ++step) {
-    std::atomic<uint8_t>& flag = ran_[slot];
+    std::atomic<uint8_t>& flag = ran_[slot_[static_cast<size_t>(j)]];
     if (flag.load(std::memory_order_relaxed) != kNotRun) return false;  // run, or running
-    const int j = command_of_slot_[slot];
-    const uint32_t missing = FirstDependencyNotRun(j);
-    if (missing != kNoSlot) {
-      slot = missing;
+    const int missing = FirstDependencyNotRun(j);
+    if (missing != kNone) {
+      j = missing;
       continue;
     }
     if (!Claim(&flag)) return false;

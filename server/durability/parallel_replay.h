@@ -242,15 +242,15 @@ class ParallelReplay {
   // Runs streams until every one is done (or a command failed); returns how many this thread ran.
   uint64_t RunStreams();
   // Runs the stream's next commands whose dependencies are done (the caller holds it); true if it
-  // ran any. Adds to *ran the commands run, to *unmet those it found not ready; *blocked: the
-  // slot of a dependency one of those waits for, or kNoSlot.
-  bool RunStream(Stream* stream, uint64_t* ran, uint64_t* unmet, uint32_t* blocked);
+  // ran any. Adds to *ran the commands run, to *unmet those it found not ready; *blocked: a
+  // dependency one of those waits for, or kNone.
+  bool RunStream(Stream* stream, uint64_t* ran, uint64_t* unmet, int* blocked);
   // Runs command j and counts it; on a refusal records the failure (first one wins), sets
   // failed_ and returns false.
   bool RunCommand(int j, uint64_t* ran);
-  // The slot in ran_ of j's first dependency not yet run, or kNoSlot.
-  uint32_t FirstDependencyNotRun(int j) const;
-  static constexpr uint32_t kNoSlot = UINT32_MAX;
+  // j's first dependency (a command of the tick) not yet run, or kNone.
+  int FirstDependencyNotRun(int j) const;
+  static constexpr int kNone = -1;
   // A command's flag in ran_: not run; claimed by the thread that runs it; run (release: its
   // writes are visible to whoever acquires kRun).
   static constexpr uint8_t kNotRun = 0, kClaimed = 1, kRun = 2;
@@ -259,12 +259,12 @@ class ParallelReplay {
     uint8_t expected = kNotRun;
     return flag->compare_exchange_strong(expected, kClaimed, std::memory_order_acquire);
   }
-  // For a thread whose stream waits on the command in `slot`: from that command down its first
+  // For a thread whose stream waits on command j: from that command down its first
   // dependencies not yet run (at most kBlockerDepth steps), finds the one the chain waits on; if
   // it can run now and no thread has claimed it, claims it, runs it and returns true. Exact for
   // the streams' reason: a command whose dependencies have all run commutes with every command
   // running at the time, whichever thread runs it.
-  bool RunBlocker(uint32_t slot, uint64_t* ran, uint64_t* blocker_runs);
+  bool RunBlocker(int j, uint64_t* ran, uint64_t* blocker_runs);
   static constexpr int kBlockerDepth = 16;
   // shuffle_seed != 0 (tests): a fair coin; else false.
   bool ShuffleCoin();
@@ -315,7 +315,6 @@ class ParallelReplay {
   std::unique_ptr<Stream[]> streams_;
   std::vector<int> leaf_of_;                // per command: the leaf its player is in (PrepareStreams)
   std::vector<uint32_t> slot_;              // per command: its flag in ran_
-  std::vector<int> command_of_slot_;        // per slot in ran_: its command (PrepareStreams)
   // By slot: kNotRun, kClaimed, kRun (release, by the thread that ran it; dependents acquire it).
   std::unique_ptr<std::atomic<uint8_t>[]> ran_;
   size_t ran_capacity_ = 0;
