@@ -194,6 +194,9 @@ bool World::RunMovement(EntityId player, const UserCmd& cmd) {
   static thread_local ClipBoxes solids;
   static thread_local std::vector<EntityId> items;
   const Edict& p = Get(player);
+  // The memo's line may sit in another worker's cache: fetch it while the query runs.
+  GroundProbeMemo* ground = &ground_probes_[static_cast<size_t>(player)];
+  __builtin_prefetch(ground);
   QueryBox(MoveCore(p, cmd), &near);
   solids.clear();
   items.clear();
@@ -206,7 +209,7 @@ bool World::RunMovement(EntityId player, const UserCmd& cmd) {
       items.push_back(id);
     }
   }
-  MoveClipper clip(collision_, solids);
+  MoveClipper clip(collision_, solids, ground);
   PlayerMoveState s{p.origin, p.velocity, (p.flags & kFlagOnGround) != 0,
                     (p.flags & kFlagJumpHeld) != 0};
   const int n = Substeps(cmd.duration_ms);

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "server/game/game_constants.h"
@@ -58,8 +59,24 @@ bool SweepBoxVsBox(Vec3 start, Vec3 end, Vec3 mins, Vec3 maxs, const Bounds& tar
 }
 
 MoveTrace MoveClipper::Trace(Vec3 start, Vec3 end, Vec3 mins, Vec3 maxs) const {
+  return ClipToEntities(world_.TraceBox(start, end, mins, maxs), start, end, mins, maxs);
+}
+
+MoveTrace MoveClipper::ProbeGround(Vec3 origin) const {
+  static_assert(sizeof(Vec3) == 3 * sizeof(float), "Vec3 compared bytewise");
+  const Vec3 end = origin - Vec3{0, 0, 1};
+  if (ground_ == nullptr) return Trace(origin, end, kPlayerMins, kPlayerMaxs);
+  if (!ground_->valid || std::memcmp(&ground_->origin, &origin, sizeof(Vec3)) != 0) {
+    ground_->map = world_.TraceBox(origin, end, kPlayerMins, kPlayerMaxs);
+    ground_->origin = origin;
+    ground_->valid = true;
+  }
+  return ClipToEntities(ground_->map, origin, end, kPlayerMins, kPlayerMaxs);
+}
+
+MoveTrace MoveClipper::ClipToEntities(const collision::Trace& wt, Vec3 start, Vec3 end, Vec3 mins,
+                                      Vec3 maxs) const {
   ++t_move_traces;
-  collision::Trace wt = world_.TraceBox(start, end, mins, maxs);
   MoveTrace t;
   t.fraction = wt.fraction;
   t.end = wt.end;

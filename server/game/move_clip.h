@@ -49,18 +49,42 @@ bool SweepBoxVsBox(Vec3 start, Vec3 end, Vec3 mins, Vec3 maxs, const Bounds& tar
 // Movement traces run by MoveClipper on this thread so far (for benchmarks).
 uint64_t ThisThreadMoveTraces();
 
+// The map's part of a mover's last ground probe (MoveClipper::ProbeGround). The map does not
+// move, so that part is a pure function of the probe's origin: kept per mover, it spares the map
+// trace of a probe at the origin where the mover's previous probe ran (a move starts with a probe
+// where the last one ended, unless the player was moved in between). Derived data, never saved: an
+// empty or stale memo only costs the trace. One per player, written only by the thread running
+// that player's command, so a line of its own.
+struct alignas(64) GroundProbeMemo {
+  Vec3 origin;         // compared bit for bit
+  collision::Trace map;  // CollisionWorld::TraceBox of the probe from `origin`
+  bool valid = false;
+};
+
 class MoveClipper {
  public:
-  // `boxes` must outlive the clipper. Entities whose box the mover starts inside are ignored, so
-  // overlapping players (after a resume or a spawn) can walk apart instead of sticking.
-  MoveClipper(const collision::CollisionWorld& world, const ClipBoxes& boxes)
-      : world_(world), boxes_(boxes) {}
+  // `boxes` (and `ground`, if given) must outlive the clipper. Entities whose box the mover starts
+  // inside are ignored, so overlapping players (after a resume or a spawn) can walk apart instead
+  // of sticking. `ground` is the mover's GroundProbeMemo, or null to trace every probe.
+  MoveClipper(const collision::CollisionWorld& world, const ClipBoxes& boxes,
+              GroundProbeMemo* ground = nullptr)
+      : world_(world), boxes_(boxes), ground_(ground) {}
 
   MoveTrace Trace(Vec3 start, Vec3 end, Vec3 mins, Vec3 maxs) const;
 
+  // Trace(origin, origin - (0, 0, 1), kPlayerMins, kPlayerMaxs), bit for bit: the probe for ground
+  // under a player's box (PM_CategorizePosition). The map's part comes from the memo when it was
+  // traced from this very origin.
+  MoveTrace ProbeGround(Vec3 origin) const;
+
  private:
+  // The combined trace, given the map's part `map` of the sweep start..end.
+  MoveTrace ClipToEntities(const collision::Trace& map, Vec3 start, Vec3 end, Vec3 mins,
+                           Vec3 maxs) const;
+
   const collision::CollisionWorld& world_;
   const ClipBoxes& boxes_;
+  GroundProbeMemo* ground_;
 };
 
 }  // namespace game

@@ -169,7 +169,7 @@ void CategorizePosition(const MoveClipper& clip, PlayerMoveState* s) {
     s->on_ground = false;
     return;
   }
-  MoveTrace t = clip.Trace(s->origin, s->origin - Vec3{0, 0, 1}, kPlayerMins, kPlayerMaxs);
+  MoveTrace t = clip.ProbeGround(s->origin);
   s->on_ground = t.hit() && t.normal.z >= kMinGroundNormalZ;
   if (s->on_ground && !t.start_solid && !t.all_solid) s->origin = t.end;
 }

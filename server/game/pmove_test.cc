@@ -3,9 +3,12 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cstring>
+#include <vector>
 
 #include "server/game/game_constants.h"
 #include "server/game/game_test_util.h"
+#include "server/game/move_clip.h"
 
 namespace game {
 namespace {
@@ -144,6 +147,63 @@ TEST_CASE("a 250 ms command moves no further than max speed allows") {
     CHECK(r.move_box.Contains(EdictBox(e)));
     CHECK(Length(Vec3{e.velocity.x, e.velocity.y, 0}) < kMaxSpeed * 1.1f);
   }
+}
+
+bool SameBits(const MoveTrace& a, const MoveTrace& b) {
+  return std::memcmp(&a.fraction, &b.fraction, sizeof(float)) == 0 &&
+         std::memcmp(&a.end, &b.end, sizeof(Vec3)) == 0 &&
+         std::memcmp(&a.normal, &b.normal, sizeof(Vec3)) == 0 && a.start_solid == b.start_solid &&
+         a.all_solid == b.all_solid && a.entity == b.entity;
+}
+
+TEST_CASE("a ground probe through the memo is the plain trace, bit for bit") {
+  auto t = testing::LoadWorld("maps/dm_arena.map");
+  const collision::CollisionWorld& map = *t.collision;
+  // Where players stand (each spawn's x/y and a ring around it, dropped onto the floor), and the
+  // same points lifted into the air.
+  std::vector<Vec3> origins;
+  for (const maps::SpawnPoint& sp : t.map.spawns) {
+    for (int k = 0; k < 8; ++k) {
+      const Vec3 top = sp.origin + Vec3{37.0f * (k % 3 - 1), 23.0f * (k / 3 - 1), 64};
+      const collision::Trace down = map.TraceBox(top, top - Vec3{0, 0, 512}, kPlayerMins, kPlayerMaxs);
+      if (down.start_solid || !down.hit()) continue;
+      origins.push_back(down.end);
+      origins.push_back(down.end + Vec3{0, 0, 0.5f});
+      origins.push_back(down.end + Vec3{0, 0, 40});
+    }
+  }
+  REQUIRE(origins.size() > 20);
+  ClipBoxes none;
+  GroundProbeMemo memo;
+  const MoveClipper plain(map, none), memoized(map, none, &memo);
+  int on_ground = 0, in_air = 0;
+  for (size_t i = 0; i < origins.size(); ++i) {
+    const Vec3 o = origins[i];
+    const MoveTrace want = plain.Trace(o, o - Vec3{0, 0, 1}, kPlayerMins, kPlayerMaxs);
+    // A new origin (the memo holds the previous one), the same origin again (from the memo),
+    // then the previous origin after this one.
+    CHECK(SameBits(memoized.ProbeGround(o), want));
+    CHECK(SameBits(memoized.ProbeGround(o), want));
+    if (i > 0) {
+      const Vec3 back = origins[i - 1];
+      CHECK(SameBits(memoized.ProbeGround(back),
+                     plain.Trace(back, back - Vec3{0, 0, 1}, kPlayerMins, kPlayerMaxs)));
+    }
+    (want.hit() ? on_ground : in_air)++;
+  }
+  CHECK(on_ground > 10);  // the probes met the floor
+  CHECK(in_air > 10);
+
+  // Only the map's part is kept: a player box that appears under the probe is hit.
+  const Vec3 o = origins[2];  // 40 units above the floor
+  REQUIRE(!plain.Trace(o, o - Vec3{0, 0, 1}, kPlayerMins, kPlayerMaxs).hit());
+  REQUIRE(!memoized.ProbeGround(o).hit());
+  ClipBoxes below;
+  below.push_back(5, Bounds::At(o - Vec3{0, 0, 56.5f}, kPlayerMins, kPlayerMaxs));
+  const MoveTrace with_box = MoveClipper(map, below, &memo).ProbeGround(o);
+  CHECK(with_box.entity == 5);
+  CHECK(SameBits(with_box, MoveClipper(map, below).Trace(o, o - Vec3{0, 0, 1}, kPlayerMins,
+                                                         kPlayerMaxs)));
 }
 
 }  // namespace
