@@ -485,8 +485,7 @@ bool ParallelReplay::RunStream(Stream* stream, uint64_t* ran, uint64_t* unmet, i
       continue;
     }
     if (!Claim(&flag)) continue;  // a waiting thread took it (RunBlocker)
-    if (!RunCommand(j, ran)) return true;
-    flag.store(kRun, std::memory_order_release);
+    if (!RunClaimed(j, &flag, ran)) return true;
     any = true;
     // Tests: let the stream go at random, so another thread may take it and the commands run
     // in any order their dependencies allow.
@@ -530,11 +529,17 @@ bool ParallelReplay::RunBlocker(int j, uint64_t* ran, uint64_t* blocker_runs) {
       continue;
     }
     if (!Claim(&flag)) return false;
-    if (RunCommand(j, ran)) flag.store(kRun, std::memory_order_release);
+    RunClaimed(j, &flag, ran);
     ++*blocker_runs;
     return true;
   }
   return false;
+}
+
+bool ParallelReplay::RunClaimed(int j, std::atomic<uint8_t>* flag, uint64_t* ran) {
+  if (!RunCommand(j, ran)) return false;
+  flag->store(kRun, std::memory_order_release);
+  return true;
 }
 
 bool ParallelReplay::RunCommand(int j, uint64_t* ran) {

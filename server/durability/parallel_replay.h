@@ -259,6 +259,10 @@ class ParallelReplay {
     uint8_t expected = kNotRun;
     return flag->compare_exchange_strong(expected, kClaimed, std::memory_order_acquire);
   }
+  // Runs command j, whose `flag` this thread claimed, and marks it run (release): the one place
+  // a stream's command is published, for RunStream and RunBlocker alike. On a refusal
+  // (RunCommand sets failed_) the flag stays claimed and it returns false.
+  bool RunClaimed(int j, std::atomic<uint8_t>* flag, uint64_t* ran);
   // For a thread whose stream waits on command j: from that command down its first
   // dependencies not yet run (at most kBlockerDepth steps), finds the one the chain waits on; if
   // it can run now and no thread has claimed it, claims it, runs it and returns true. Exact for
