@@ -372,7 +372,7 @@ uint64_t ParallelReplay::PrepareStreams(const TickRecord& record) {
     stream = static_cast<int>(std::min<uint64_t>(threads - 1, middle * threads / std::max(n, 1)));
   }
   for (int s = 0; s < threads; ++s) {
-    streams_[s].commands.clear();
+    streams_[s].entries.clear();
     streams_[s].next = 0;
     streams_[s].done.store(0, std::memory_order_relaxed);
     streams_[s].busy.store(false, std::memory_order_relaxed);
@@ -381,8 +381,8 @@ uint64_t ParallelReplay::PrepareStreams(const TickRecord& record) {
   uint64_t cross = 0;
   for (int j = 0; j < n; ++j) {
     const int s = stream_of(j);
-    streams_[s].commands.push_back(j);
     const TickCommand& c = record.commands[static_cast<size_t>(j)];
+    streams_[s].entries.push_back({j, 0, c.first_after, c.after_count, 0});
     bool crosses = false;
     for (uint32_t k = 0; k < c.after_count; ++k) {
       const int holder = static_cast<int>(record.after[c.first_after + k]);
@@ -396,10 +396,15 @@ uint64_t ParallelReplay::PrepareStreams(const TickRecord& record) {
   // run without taking the line from the thread that is scanning the other stream.
   size_t slots = 0;
   for (int st = 0; st < threads; ++st) {
-    const std::vector<int>& list = streams_[st].commands;
-    for (size_t i = 0; i < list.size(); ++i) slot_[static_cast<size_t>(list[i])] = static_cast<uint32_t>(slots + i);
+    std::vector<Stream::Entry>& list = streams_[st].entries;
+    for (size_t i = 0; i < list.size(); ++i) {
+      list[i].slot = static_cast<uint32_t>(slots + i);
+      slot_[static_cast<size_t>(list[i].command)] = list[i].slot;
+    }
     slots += (list.size() + 63) / 64 * 64;
   }
+  dep_slots_.resize(record.after.size());
+  for (size_t e = 0; e < record.after.size(); ++e) dep_slots_[e] = slot_[record.after[e]];
   if (ran_capacity_ < slots) {
     ran_capacity_ = std::max(slots, 2 * ran_capacity_);
     ran_ = std::make_unique<std::atomic<uint8_t>[]>(ran_capacity_);
@@ -433,7 +438,7 @@ uint64_t ParallelReplay::RunStreams() {
     bool all_done = true, progressed = false;
     for (int k = 0; k < n; ++k) {
       Stream& st = streams_[(first + k) % n];
-      if (st.done.load(std::memory_order_acquire) == st.commands.size()) continue;
+      if (st.done.load(std::memory_order_acquire) == st.entries.size()) continue;
       all_done = false;
       if (st.busy.load(std::memory_order_relaxed) || st.busy.exchange(true, std::memory_order_acquire)) continue;
       int blocked = kNone;
@@ -472,20 +477,23 @@ uint64_t ParallelReplay::RunStreams() {
 bool ParallelReplay::RunStream(Stream* stream, uint64_t* ran, uint64_t* unmet, int* blocked) {
   bool any = false;
   *blocked = kNone;
-  const uint32_t size = static_cast<uint32_t>(stream->commands.size());
+  const uint32_t size = static_cast<uint32_t>(stream->entries.size());
   const uint32_t end = std::min(size, stream->next + kStreamLookahead);
   for (uint32_t i = stream->next; i < end; ++i) {
-    const int j = stream->commands[i];
-    std::atomic<uint8_t>& flag = ran_[slot_[j]];
+    Stream::Entry& entry = stream->entries[i];
+    std::atomic<uint8_t>& flag = ran_[entry.slot];
     if (flag.load(std::memory_order_relaxed) != kNotRun) continue;  // run, or being run by a helper
-    const int missing = FirstDependencyNotRun(j);
-    if (missing != kNone) {
+    while (entry.met < entry.dep_count &&
+           ran_[dep_slots_[entry.first_dep + entry.met]].load(std::memory_order_acquire) == kRun) {
+      ++entry.met;
+    }
+    if (entry.met < entry.dep_count) {
       ++*unmet;
-      if (*blocked == kNone) *blocked = missing;
+      if (*blocked == kNone) *blocked = static_cast<int>(lock_order_->after[entry.first_dep + entry.met]);
       continue;
     }
     if (!Claim(&flag)) continue;  // a waiting thread took it (RunBlocker)
-    if (!RunClaimed(j, &flag, ran)) return true;
+    if (!RunClaimed(entry.command, &flag, ran)) return true;
     any = true;
     // Tests: let the stream go at random, so another thread may take it and the commands run
     // in any order their dependencies allow.
@@ -493,7 +501,7 @@ bool ParallelReplay::RunStream(Stream* stream, uint64_t* ran, uint64_t* unmet, i
   }
   const uint32_t before = stream->next;
   while (stream->next < size &&
-         ran_[slot_[stream->commands[stream->next]]].load(std::memory_order_acquire) == kRun) {
+         ran_[stream->entries[stream->next].slot].load(std::memory_order_acquire) == kRun) {
     ++stream->next;
   }
   // Stored only when it moved: the other threads read it on every pass.

@@ -203,10 +203,22 @@ class ParallelReplay {
   // A stream: the commands of one run of leaves, in log order (a record with the lock order).
   // Run by one thread at a time (busy).
   struct alignas(64) Stream {
+    // One command of the stream, laid out for the holder's scan: its flag's slot in ran_, its
+    // dependencies' slots (dep_slots_[first_dep, first_dep + dep_count)) and how many of the first
+    // ones were seen run (`met`: a dependency once run stays run, so a command that waits is
+    // looked at again for one flag, not all of them). Written by the cut between ticks; `met`
+    // then only by the thread holding the stream.
+    struct Entry {
+      int command;
+      uint32_t slot;
+      uint32_t first_dep;
+      uint32_t dep_count;
+      uint32_t met;
+    };
     std::atomic<bool> busy{false};
     std::atomic<uint32_t> done{0};  // its first `done` commands have all run (release)
     uint32_t next = 0;  // its first command not run; read and written only by the thread holding busy
-    std::vector<int> commands;  // written by the owner between ticks
+    std::vector<Entry> entries;  // in log order; written by the cut between ticks
   };
   // record: the tick whose world part runs first and whose lock order (if any) orders the
   // commands (ApplyTick), or null (ApplyCommands: the walk, no world part).
@@ -273,7 +285,7 @@ class ParallelReplay {
   // shuffle_seed != 0 (tests): a fair coin; else false.
   bool ShuffleCoin();
   // How far past its first command not run a stream looks for one it can run.
-  static constexpr uint32_t kStreamLookahead = 32;
+  static constexpr uint32_t kStreamLookahead = 16;
   void HelperMain(int index);  // helper `index` (1..threads-1)
   // Runs, and takes turns at dispatching, the current tick's commands until all are done;
   // returns how many this thread ran.
@@ -319,6 +331,7 @@ class ParallelReplay {
   std::unique_ptr<Stream[]> streams_;
   std::vector<int> leaf_of_;                // per command: the leaf its player is in (PrepareStreams)
   std::vector<uint32_t> slot_;              // per command: its flag in ran_
+  std::vector<uint32_t> dep_slots_;         // per entry of the record's `after`: that command's slot
   // By slot: kNotRun, kClaimed, kRun (release, by the thread that ran it; dependents acquire it).
   std::unique_ptr<std::atomic<uint8_t>[]> ran_;
   size_t ran_capacity_ = 0;
