@@ -197,7 +197,9 @@ bool World::RunMovement(EntityId player, const UserCmd& cmd) {
   // The memo's line may sit in another worker's cache: fetch it while the query runs.
   GroundProbeMemo* ground = &ground_probes_[static_cast<size_t>(player)];
   __builtin_prefetch(ground);
-  QueryBox(MoveCore(p, cmd), &near);
+  // In the tree's order: the clip's result does not depend on its boxes' order (MoveClipper),
+  // and the few items are put in id order, in which TouchItems takes them.
+  QueryBoxUnordered(MoveCore(p, cmd), &near);
   solids.clear();
   items.clear();
   for (EntityId id : near) {
@@ -209,6 +211,7 @@ bool World::RunMovement(EntityId player, const UserCmd& cmd) {
       items.push_back(id);
     }
   }
+  std::sort(items.begin(), items.end());
   MoveClipper clip(collision_, solids, ground);
   PlayerMoveState s{p.origin, p.velocity, (p.flags & kFlagOnGround) != 0,
                     (p.flags & kFlagJumpHeld) != 0};

@@ -105,10 +105,13 @@ MoveTrace MoveClipper::ClipToEntities(const collision::Trace& wt, Vec3 start, Ve
     Vec3 n;
     bool inside;
     if (!SweepBoxVsBox(start, end, mins, maxs, box, &f, &n, &inside) || inside) return;
-    if (f < t.fraction) {
+    // The nearest hit; of entities hit at the same fraction the lowest id, and the map before
+    // them all: so the result is the same in whatever order the boxes come.
+    const EntityId id = boxes_.ids[i];
+    if (f < t.fraction || (f == t.fraction && t.entity >= 0 && id < t.entity)) {
       t.fraction = f;
       t.normal = n;
-      t.entity = boxes_.ids[i];
+      t.entity = id;
       t.end = start + (end - start) * f;
     }
   });

@@ -63,8 +63,9 @@ struct alignas(64) GroundProbeMemo {
 
 class MoveClipper {
  public:
-  // `boxes` (and `ground`, if given) must outlive the clipper. Entities whose box the mover starts
-  // inside are ignored, so overlapping players (after a resume or a spawn) can walk apart instead
+  // `boxes` (and `ground`, if given) must outlive the clipper; their order does not change any
+  // result (of entities hit at the same fraction the lowest id wins, and the map before them all).
+  // Entities whose box the mover starts inside are ignored, so overlapping players (after a resume or a spawn) can walk apart instead
   // of sticking. `ground` is the mover's GroundProbeMemo, or null to trace every probe.
   MoveClipper(const collision::CollisionWorld& world, const ClipBoxes& boxes,
               GroundProbeMemo* ground = nullptr)

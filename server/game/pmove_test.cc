@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "server/game/game_constants.h"
@@ -204,6 +205,34 @@ TEST_CASE("a ground probe through the memo is the plain trace, bit for bit") {
   CHECK(with_box.entity == 5);
   CHECK(SameBits(with_box, MoveClipper(map, below).Trace(o, o - Vec3{0, 0, 1}, kPlayerMins,
                                                          kPlayerMaxs)));
+}
+
+TEST_CASE("a trace's result does not depend on the order of the entity boxes") {
+  // RunMovement gathers the boxes in the tree's order, which differs from run to run of the same
+  // game (live, replayed serially, replayed on several threads).
+  auto t = FlatWorld(testing::TestMap());
+  const collision::CollisionWorld& map = *t.collision;
+  const Vec3 start{0, 0, 300}, end{200, 0, 300};  // in the air: the map is not hit
+  REQUIRE(!map.TraceBox(start, end, kPlayerMins, kPlayerMaxs).hit());
+  // Ids 7 and 3 face the mover at the same x, beside each other; id 1 stands further on.
+  const Bounds a = Bounds{{100, -40, 270}, {132, -8, 334}};
+  const Bounds b = Bounds{{100, 8, 270}, {132, 40, 334}};
+  const Bounds far = Bounds{{150, -10, 270}, {182, 10, 334}};
+  std::vector<std::pair<EntityId, Bounds>> boxes = {{7, a}, {3, b}, {1, far}};
+  std::sort(boxes.begin(), boxes.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+  MoveTrace first;
+  int orders = 0;
+  do {
+    ClipBoxes clip_boxes;
+    for (const auto& [id, box] : boxes) clip_boxes.push_back(id, box);
+    const MoveTrace trace = MoveClipper(map, clip_boxes).Trace(start, end, kPlayerMins, kPlayerMaxs);
+    CHECK(trace.entity == 3);  // the lower id of the two hit first
+    CHECK(trace.fraction < 0.5f);
+    if (orders++ == 0) first = trace;
+    CHECK(SameBits(trace, first));
+  } while (std::next_permutation(boxes.begin(), boxes.end(),
+                                 [](const auto& x, const auto& y) { return x.first < y.first; }));
+  CHECK(orders == 6);
 }
 
 }  // namespace

@@ -290,8 +290,13 @@ void World::UnlinkEdict(EntityId id) {
 }
 
 void World::QueryBox(const Bounds& box, std::vector<EntityId>* out) const {
+  QueryBoxUnordered(box, out);
+  std::sort(out->begin(), out->end());
+}
+
+void World::QueryBoxUnordered(const Bounds& box, std::vector<EntityId>* out) const {
   if (region_check_) CheckBox(box, "query");
-  tree_->Query(box, out);
+  tree_->QueryUnordered(box, out);
 }
 
 void World::QuerySegment(Vec3 start, Vec3 end, std::vector<EntityId>* out) const {

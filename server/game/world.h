@@ -215,8 +215,11 @@ class World {
   void LinkEdict(EntityId id);
   void UnlinkEdict(EntityId id);
   // Tree queries, region-checked during commands. QuerySegment: the entities within
-  // kSegmentQueryPad of the segment (AreanodeTree::QuerySegment), ascending.
+  // kSegmentQueryPad of the segment (AreanodeTree::QuerySegment), ascending. QueryBox: ascending;
+  // QueryBoxUnordered: the same entities in the tree's order, for a caller whose result cannot
+  // depend on the order (the sort is a few percent of a command's time).
   void QueryBox(const Bounds& box, std::vector<EntityId>* out) const;
+  void QueryBoxUnordered(const Bounds& box, std::vector<EntityId>* out) const;
   void QuerySegment(Vec3 start, Vec3 end, std::vector<EntityId>* out) const;
   void CheckAccess(EntityId id, const char* what) const;
   void CheckBox(const Bounds& box, const char* what) const;
