@@ -483,10 +483,7 @@ bool ParallelReplay::RunStream(Stream* stream, uint64_t* ran, uint64_t* unmet, i
     Stream::Entry& entry = stream->entries[i];
     std::atomic<uint8_t>& flag = ran_[entry.slot];
     if (flag.load(std::memory_order_relaxed) != kNotRun) continue;  // run, or being run by a helper
-    while (entry.met < entry.dep_count &&
-           ran_[dep_slots_[entry.first_dep + entry.met]].load(std::memory_order_acquire) == kRun) {
-      ++entry.met;
-    }
+    entry.met = FirstDependencyNotRunFrom(entry.first_dep, entry.dep_count, entry.met);
     if (entry.met < entry.dep_count) {
       ++*unmet;
       if (*blocked == kNone) *blocked = static_cast<int>(lock_order_->after[entry.first_dep + entry.met]);
@@ -515,13 +512,17 @@ bool ParallelReplay::ShuffleCoin() {
   return game::NextRandom(&shuffle_state_) % 2 == 0;
 }
 
+uint32_t ParallelReplay::FirstDependencyNotRunFrom(uint32_t first_dep, uint32_t count,
+                                                   uint32_t from) const {
+  uint32_t k = from;
+  while (k < count && ran_[dep_slots_[first_dep + k]].load(std::memory_order_acquire) == kRun) ++k;
+  return k;
+}
+
 int ParallelReplay::FirstDependencyNotRun(int j) const {
   const TickCommand& c = (*commands_)[static_cast<size_t>(j)];
-  for (uint32_t k = 0; k < c.after_count; ++k) {
-    const uint32_t holder = lock_order_->after[c.first_after + k];
-    if (ran_[slot_[holder]].load(std::memory_order_acquire) != kRun) return static_cast<int>(holder);
-  }
-  return kNone;
+  const uint32_t k = FirstDependencyNotRunFrom(c.first_after, c.after_count, 0);
+  return k < c.after_count ? static_cast<int>(lock_order_->after[c.first_after + k]) : kNone;
 }
 
 // Command j is what a stream waits for. Following first dependencies not yet run finds the

@@ -204,8 +204,9 @@ class ParallelReplay {
   // Run by one thread at a time (busy).
   struct alignas(64) Stream {
     // One command of the stream, laid out for the holder's scan: its flag's slot in ran_, its
-    // dependencies' slots (dep_slots_[first_dep, first_dep + dep_count)) and how many of the first
-    // ones were seen run (`met`: a dependency once run stays run, so a command that waits is
+    // dependencies' slots (dep_slots_[first_dep, first_dep + dep_count): the record's
+    // first_after/after_count, copied so that the scan does not read the record's command) and
+    // how many of the first ones were seen run (`met`: a dependency once run stays run, so a command that waits is
     // looked at again for one flag, not all of them). Written by the cut between ticks; `met`
     // then only by the thread holding the stream.
     struct Entry {
@@ -262,6 +263,10 @@ class ParallelReplay {
   bool RunCommand(int j, uint64_t* ran);
   // j's first dependency (a command of the tick) not yet run, or kNone.
   int FirstDependencyNotRun(int j) const;
+  // Of the dependencies dep_slots_[first_dep, first_dep + count), the index of the first one
+  // from `from` on not yet run (an acquire load of each flag read), or count. The one way
+  // either reads a command's dependencies: RunStream starts past the ones it saw run before.
+  uint32_t FirstDependencyNotRunFrom(uint32_t first_dep, uint32_t count, uint32_t from) const;
   static constexpr int kNone = -1;
   // A command's flag in ran_: not run; claimed by the thread that runs it; run (release: its
   // writes are visible to whoever acquires kRun).
