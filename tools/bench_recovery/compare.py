@@ -24,14 +24,13 @@ Every run must recover the same state: the script exits 1 if two runs report dif
 import argparse
 import csv
 import os
-import re
 import statistics
 import subprocess
 import sys
 
-RUN_LINE = re.compile(r"^run 1 threads (\d+): ticks (\d+) commands (\d+) restore_ms ([\d.]+) "
-                      r"replay_ms ([\d.]+) speed_x_realtime ([\d.]+) state_hash ([0-9a-f]+) cpu_ms ([\d.]+)"
-                      r" handoff_ns ([\d.]+)")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "experiments"))
+from recovery_curve import RUN_LINE  # noqa: E402  (the bench's run line, parsed once for every tool)
+
 FIELDS = ["round", "label", "replay_ms", "cpu_ms", "handoff_ns", "speed_x_realtime", "state_hash"]
 
 
@@ -53,9 +52,9 @@ def run_once(path, args):
     proc = subprocess.run(cmd, capture_output=True, text=True)
     for line in proc.stdout.splitlines():
         m = RUN_LINE.match(line)
-        if m and int(m.group(1)) == args.threads:
-            return {"replay_ms": float(m.group(5)), "speed_x_realtime": float(m.group(6)),
-                    "state_hash": m.group(7), "cpu_ms": float(m.group(8)), "handoff_ns": float(m.group(9))}
+        if m and int(m.group(2)) == args.threads and m.group(10) is not None:
+            return {"replay_ms": float(m.group(6)), "speed_x_realtime": float(m.group(7)),
+                    "state_hash": m.group(8), "cpu_ms": float(m.group(9)), "handoff_ns": float(m.group(10))}
     raise RuntimeError(f"{' '.join(cmd)} exited {proc.returncode} without a run line:\n"
                        f"{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
 
