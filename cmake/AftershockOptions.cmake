@@ -12,7 +12,7 @@ endif()
 if(AFTERSHOCK_SANITIZE STREQUAL "address")
   add_compile_options(-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
   add_link_options(-fsanitize=address,undefined)
-  # gcc 12 + ASan reports a false maybe-uninitialized inside std::regex (used by cxxopts).
+  # gcc 12 + ASan reports a false maybe-uninitialized inside std::regex (tests/ops/metrics_test.cc).
   target_compile_options(aftershock_flags INTERFACE -Wno-maybe-uninitialized)
 elseif(AFTERSHOCK_SANITIZE STREQUAL "thread")
   add_compile_options(-fsanitize=thread -fno-omit-frame-pointer)
