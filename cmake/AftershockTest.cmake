@@ -1,7 +1,10 @@
 # aftershock_add_test(NAME SOURCES ... LIBS ... [TSAN] [LABELS ...])
 # Builds a Catch2 v2 test executable (linked with Catch2WithMain) and registers its cases with CTest.
 # TSAN marks a concurrency test: it gets the label "tsan", and in a ThreadSanitizer build
-# (AFTERSHOCK_SANITIZE=thread) only TSAN tests are built, so CI pays for TSan only where it matters.
+# (AFTERSHOCK_SANITIZE=thread) only TSAN tests are added, so CI pays for TSan only where it matters.
+# The target `tsan_tests` (aftershock_add_tsan_tests_target, called once every test is added)
+# builds them and what they link, without the programs under tools/ and the server's and bots'
+# mains, which no TSAN test runs.
 # Every ctest test names one case, so a test that matches no case must fail (--warn NoTests): a
 # name catch_discover_tests cannot pass through whole then fails instead of passing empty, and
 # the build rejects case names with ';' (CheckTestNames.cmake), the usual way to get one.
@@ -16,6 +19,7 @@ function(aftershock_add_test name)
   set(labels ${T_LABELS})
   if(T_TSAN)
     list(APPEND labels tsan)
+    set_property(GLOBAL APPEND PROPERTY AFTERSHOCK_TSAN_TESTS ${name})
   endif()
   # Tests run from the repository root so they can name maps/ and maps/librequake/ plainly.
   set(props)
@@ -28,4 +32,13 @@ function(aftershock_add_test name)
     VERBATIM)
   catch_discover_tests(${name} TEST_PREFIX "${name}: " WORKING_DIRECTORY ${PROJECT_SOURCE_DIR}
                        EXTRA_ARGS --warn NoTests ${props})
+endfunction()
+
+# The target `tsan_tests`: every TSAN test added so far (see above).
+function(aftershock_add_tsan_tests_target)
+  get_property(tests GLOBAL PROPERTY AFTERSHOCK_TSAN_TESTS)
+  add_custom_target(tsan_tests)
+  if(tests)
+    add_dependencies(tsan_tests ${tests})
+  endif()
 endfunction()
