@@ -79,6 +79,7 @@ core::Status RecoverWithReplayThreads(const DurabilityOptions& options, bool rep
     report->replay_parallel_ticks = ps.parallel_ticks;
     report->replay_pool_commands = ps.pool_commands;
     report->replay_lock_order_ticks = ps.lock_order_ticks;
+    report->replay_coarse_tree_ticks = ps.coarse_tree_ticks;
     report->replay_cross_waits = ps.cross_waits;
     report->replay_unmet_waits = ps.unmet_waits;
     report->replay_blocker_runs = ps.blocker_runs;

@@ -81,6 +81,9 @@ struct WorldRecoveryReport {
   uint64_t replay_parallel_ticks = 0;
   uint64_t replay_pool_commands = 0;
   uint64_t replay_lock_order_ticks = 0;
+  // Pool ticks whose lock order was over leaves finer than this server's tree
+  // (--areanode-depth below the one the log was written with): the walk replayed them.
+  uint64_t replay_coarse_tree_ticks = 0;
   uint64_t replay_cross_waits = 0;   // on those ticks: commands that waited on another stream
   uint64_t replay_unmet_waits = 0;   // and how often a thread found such a wait unmet
   uint64_t replay_blocker_runs = 0;  // commands a waiting thread ran for another stream

@@ -48,7 +48,7 @@ core::Status OpenIn(recovery::Env* env, recovery::Algorithm a, game::testing::Te
 // Drives serial ticks like the server's master: world part, commands, log, wait, boundary.
 class Driver {
  public:
-  Driver(game::World* world, Durability* dur) : world_(world), dur_(dur), recorder_(1) {}
+  Driver(game::World* world, Durability* dur) : world_(world), dur_(dur), recorder_(1, 1, 0) {}
 
   core::Status Tick() {
     const uint64_t tick = dur_->recovered_tick() + ++ran_;

@@ -66,7 +66,11 @@ core::Status ParallelReplay::ApplyCommands(const std::vector<TickCommand>& comma
 core::Status ParallelReplay::ApplyTick(const TickRecord& record) { return Apply(record.commands, &record); }
 
 core::Status ParallelReplay::Apply(const std::vector<TickCommand>& commands, const TickRecord* record) {
-  const TickRecord* lock_order = record != nullptr && record->lock_order ? record : nullptr;
+  // The lock order holds on this tree only if each of its leaves lies inside one of the leaves
+  // that were locked (or one lock ordered every command); else the walk works the tick out.
+  const bool carried = record != nullptr && record->lock_order;
+  const bool fits = carried && (record->lock_depth == 0 || record->lock_depth <= world_->tree().depth());
+  const TickRecord* lock_order = fits ? record : nullptr;
   const int n = static_cast<int>(commands.size());
   const bool small = n < options_.min_parallel_commands;
   AdaptiveChoice::Tick choice{small, false};
@@ -75,6 +79,10 @@ core::Status ParallelReplay::Apply(const std::vector<TickCommand>& commands, con
   // With the lock order on the pool, helper 1 cuts the streams while the owner runs the world
   // part; otherwise the world part runs first, alone.
   const bool beside = !serial && lock_order != nullptr;
+  if (carried && !fits && !serial) {
+    core::MutexLock lock(&mu_);
+    ++stats_.coarse_tree_ticks;
+  }
   uint64_t job = 0;
   if (beside) job = PostStreamsCut(*lock_order);
   core::Status s = record != nullptr ? ApplyLoggedWorldPart(world_, *record) : core::Status::OK();

@@ -22,7 +22,10 @@
 // Following the live lock order. A record written by a server with several workers carries, for
 // each command, the commands of the tick that held one of its locks last before it
 // (TickRecord::lock_order, tick_recorder.h): the dependencies the walk would find, known before
-// the tick starts. Then no walk runs, and no command goes through the ready queue. The map is cut
+// the tick starts; they hold on a tree whose leaves each lie inside one of the live tree's leaves,
+// so only on a tree at least as deep as the live one (TickRecord::lock_depth; on a coarser tree
+// two commands that shared no live lock may still link and unlink in one leaf's entity list, and
+// such ticks go to the walk). Then no walk runs, and no command goes through the ready queue. The map is cut
 // into one stream per thread (runs of areanode leaves, by where each command's player stood
 // after its last replayed command, with about as many commands each) and each command goes to
 // its stream; helper 1 makes the cut while the owner runs the tick's world part. A stream is run
@@ -122,6 +125,9 @@ class ParallelReplay {
     // gains on those ticks.
     uint64_t critical_path = 0;
     uint64_t lock_order_ticks = 0;  // of the pool's ticks, those run as streams by the live lock order
+    // Of the pool's ticks, those whose record carried a lock order over leaves finer than this
+    // replay's tree (TickRecord::lock_depth), which the walk replayed instead.
+    uint64_t coarse_tree_ticks = 0;
     uint64_t cross_waits = 0;       // there: commands that depend on another stream's
     uint64_t unmet_waits = 0;       // there: times a thread found a command's dependencies not done
     // there: commands a thread whose stream waited ran for the stream holding them (RunBlocker)

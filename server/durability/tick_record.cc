@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "recovery/coding.h"
+#include "server/areanode/areanode_tree.h"
 
 namespace durability {
 
@@ -17,7 +18,7 @@ using recovery::PutFixed32;
 using recovery::PutFixed64;
 
 constexpr uint8_t kFlagWorldPhase = 1;
-constexpr uint8_t kFlagLockOrder = 2;  // version 3 only
+constexpr uint8_t kFlagLockOrder = 2;  // version 3 on
 constexpr uint8_t kOldestReadVersion = 2;
 constexpr size_t kLeaveSize = 8;  // player i32, evicted i32
 constexpr size_t kJoinFixedSize = 13;  // player u32 | token u64 | name length u8
@@ -125,6 +126,7 @@ void TickRecord::Clear() {
   world_tick = 0;
   commands.clear();
   lock_order = false;
+  lock_depth = 0;
   after.clear();
 }
 
@@ -133,7 +135,8 @@ void EncodeTickRecord(const TickRecord& r, std::string* out) {
   out->push_back(static_cast<char>(kTickRecordVersion));
   out->push_back(static_cast<char>((r.world_phase_ran ? kFlagWorldPhase : 0) |
                                    (r.lock_order ? kFlagLockOrder : 0)));
-  PutFixed16(out, 0);
+  out->push_back(static_cast<char>(r.lock_order ? r.lock_depth : 0));
+  out->push_back(0);  // reserved
   PutFixed32(out, static_cast<uint32_t>(r.world_tick));
   PutFixed32(out, static_cast<uint32_t>(r.leaves.size()));
   PutFixed32(out, static_cast<uint32_t>(r.joins.size()));
@@ -223,11 +226,18 @@ core::Status DecodeTickRecord(std::string_view payload, TickRecord* r) {
   }
   const uint8_t flags = static_cast<uint8_t>(h[1]);
   const uint8_t known = version >= 3 ? (kFlagWorldPhase | kFlagLockOrder) : kFlagWorldPhase;
-  if ((flags & ~known) != 0 || DecodeFixed16(h + 2) != 0) {
+  // Version 4 names the lock order's depth in byte 2; before it bytes 2-3 were reserved, 0.
+  const uint8_t lock_depth = version >= 4 ? static_cast<uint8_t>(h[2]) : 0;
+  if ((flags & ~known) != 0 || static_cast<uint8_t>(h[3]) != 0 || (version < 4 && h[2] != 0)) {
     return Damage(1, "unknown flags or non-zero reserved bytes");
   }
   r->world_phase_ran = (flags & kFlagWorldPhase) != 0;
   r->lock_order = (flags & kFlagLockOrder) != 0;
+  if (r->lock_order ? lock_depth > areanode::kMaxDepth : lock_depth != 0) {
+    return Damage(2, "lock order depth " + std::to_string(lock_depth) +
+                         (r->lock_order ? " is deeper than any tree" : " without a lock order"));
+  }
+  r->lock_depth = r->lock_order && version < 4 ? kLockDepthUnknown : lock_depth;
   r->world_tick = static_cast<int32_t>(DecodeFixed32(h + 4));
   if (r->world_tick < 0) return Damage(4, "negative world tick");
   const uint64_t leaves = DecodeFixed32(h + 8);

@@ -51,14 +51,21 @@ struct TickRecord {
   // tick that held one of its locks last before it (TickRecorder). Parallel replay then runs a
   // command once those are done, without working the conflicts out again (parallel_replay.h).
   bool lock_order = false;
+  // With the lock order: the areanode depth whose leaves were the locks (1..areanode::kMaxDepth),
+  // or 0 if every command took one common lock (the global scheme: a total order). A replay may
+  // follow the order only on a tree at least this deep, whose every leaf lies inside one of those
+  // leaves: on a coarser tree two commands that shared no lock may share a leaf's entity list
+  // (parallel_replay.h). kLockDepthUnknown in version 3 records, which did not say.
+  uint8_t lock_depth = 0;
   std::vector<uint32_t> after;  // command indices, each below the index of the command it is for
 
   void Clear();
 };
 
-// 2: leaves carry their eviction; 3: the commands may carry the live lock order (flag bit 1).
-// Version 2 records are still read (without it).
-inline constexpr uint8_t kTickRecordVersion = 3;
+// 2: leaves carry their eviction; 3: the commands may carry the live lock order (flag bit 1);
+// 4: and the depth of its leaves (header byte 2). Versions 2 and 3 are still read.
+inline constexpr uint8_t kTickRecordVersion = 4;
+inline constexpr uint8_t kLockDepthUnknown = 255;
 inline constexpr size_t kTickRecordHeaderSize = 20;
 inline constexpr size_t kTickCommandSize = 38;
 

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "recovery/coding.h"
+#include "server/areanode/areanode_tree.h"
 #include "server/durability/tick_apply.h"
 #include "server/durability/tick_record.h"
 #include "server/durability/tick_recorder.h"
@@ -50,6 +51,7 @@ TickRecord LockOrderRecord() {
   TickRecord r = SampleRecord();
   r.commands.push_back({41, 7, Cmd(3, 90.0f)});
   r.lock_order = true;
+  r.lock_depth = 4;
   r.commands[1].first_after = 0;
   r.commands[1].after_count = 1;
   r.commands[2].first_after = 1;
@@ -87,6 +89,7 @@ void RequireSame(const TickRecord& a, const TickRecord& b) {
   }
   REQUIRE(a.lock_order == b.lock_order);
   if (!a.lock_order) return;
+  CHECK(a.lock_depth == b.lock_depth);
   for (size_t i = 0; i < a.commands.size(); ++i) {
     const TickCommand& x = a.commands[i];
     const TickCommand& y = b.commands[i];
@@ -131,6 +134,35 @@ TEST_CASE("a version 2 record (no lock order) still decodes, but not with the lo
   EncodeTickRecord(LockOrderRecord(), &bytes);
   bytes[0] = 2;
   CHECK(DecodeTickRecord(bytes, &back).code() == core::Status::Code::kCorruption);
+}
+
+TEST_CASE("a version 3 lock order decodes with its depth unknown, and a bad version 4 depth is rejected") {
+  std::string bytes;
+  EncodeTickRecord(LockOrderRecord(), &bytes);
+  REQUIRE(bytes[2] == 4);
+  TickRecord back;
+  std::string b = bytes;
+  b[0] = 3;  // a version 3 record: bytes 2-3 were reserved, 0
+  b[2] = 0;
+  REQUIRE(DecodeTickRecord(b, &back).ok());
+  CHECK(back.lock_order);
+  CHECK(back.lock_depth == kLockDepthUnknown);
+  b[2] = 4;  // version 3 had no depth there
+  CHECK(DecodeTickRecord(b, &back).code() == core::Status::Code::kCorruption);
+  b = bytes;
+  b[2] = 0;  // the global lock: a total order, any tree
+  REQUIRE(DecodeTickRecord(b, &back).ok());
+  CHECK(back.lock_depth == 0);
+  b[2] = static_cast<char>(areanode::kMaxDepth);
+  REQUIRE(DecodeTickRecord(b, &back).ok());
+  b[2] = static_cast<char>(areanode::kMaxDepth + 1);  // deeper than any tree
+  CHECK(DecodeTickRecord(b, &back).code() == core::Status::Code::kCorruption);
+  b = bytes;
+  b[3] = 1;  // reserved
+  CHECK(DecodeTickRecord(b, &back).code() == core::Status::Code::kCorruption);
+  EncodeTickRecord(SampleRecord(), &b);
+  b[2] = 4;  // a depth without a lock order
+  CHECK(DecodeTickRecord(b, &back).code() == core::Status::Code::kCorruption);
 }
 
 TEST_CASE("every truncation and any trailing byte is rejected") {
@@ -198,7 +230,10 @@ TEST_CASE("damaged header, counts, names, ids and order are rejected") {
   b[1] = 4;  // unknown flag
   CHECK(rejects(b));
   b = good;
-  b[2] = 1;  // reserved
+  b[2] = 1;  // a lock order depth without a lock order
+  CHECK(rejects(b));
+  b = good;
+  b[3] = 1;  // reserved
   CHECK(rejects(b));
   b = good;
   recovery::EncodeFixed32(&b[4], 0x80000000u);  // negative world tick
@@ -253,14 +288,15 @@ TEST_CASE("any single bit flip decodes cleanly or is rejected, never crashes") {
       if (i < 4 && !s.ok()) ++fixed_rejected;
     }
   }
-  // All 32 flips there are caught but two: bit 0 of the flags is the world-phase flag itself,
-  // and bit 0 of the version turns 3 into 2, which reads this record (it has no lock order) alike.
-  CHECK(fixed_rejected == 30);
+  // All 32 flips there are caught but one: bit 0 of the flags is the world-phase flag itself.
+  // (No flip of version 4 gives an older version that still reads; byte 2 is the lock order's
+  // depth, which a record without one must leave 0.)
+  CHECK(fixed_rejected == 31);
 }
 
 TEST_CASE("recorder merges per-thread buffers in execution order") {
   constexpr int kThreads = 3, kPerThread = 200;
-  TickRecorder rec(kThreads);
+  TickRecorder rec(kThreads, 1, 0);
   std::mutex region;  // every command "conflicts" (lock 0): the order under the lock is the true order
   static constexpr int kLock[] = {0};
   std::vector<uint64_t> true_order;
@@ -306,7 +342,7 @@ TEST_CASE("recorder merges per-thread buffers in execution order") {
 }
 
 TEST_CASE("the recorder's lock order: each command after the last holder of each of its locks") {
-  TickRecorder rec(3, 8);
+  TickRecorder rec(3, 8, 3);  // 8 leaves: a tree of depth 3
   auto record = [&](int thread, std::vector<int> locks) {
     rec.Record(thread, thread + 1, Cmd(1, 0), locks);
   };
@@ -320,6 +356,7 @@ TEST_CASE("the recorder's lock order: each command after the last holder of each
   TickRecord r;
   rec.MergeInto(&r);
   REQUIRE(r.lock_order);
+  CHECK(r.lock_depth == 3);
   REQUIRE(r.commands.size() == 7);
   const std::vector<std::vector<uint32_t>> want = {{}, {0}, {1}, {2}, {0, 1, 3}, {}, {4}};
   for (size_t i = 0; i < r.commands.size(); ++i) {
@@ -339,7 +376,7 @@ TEST_CASE("the recorder's lock order: each command after the last holder of each
   REQUIRE(r.commands.size() == 1);
   CHECK(r.commands[0].after_count == 0);
   // One thread: no lock order at all.
-  TickRecorder alone(1, 8);
+  TickRecorder alone(1, 8, 3);
   alone.Record(0, 1, Cmd(1, 0), std::vector<int>{1});
   alone.MergeInto(&r);
   CHECK_FALSE(r.lock_order);
@@ -351,7 +388,7 @@ std::vector<TickRecord> PlayLive(game::World* live, int ticks) {
   game::testing::ScriptOptions opts;
   opts.attack_percent = 30;
   std::vector<TickRecord> records;
-  TickRecorder rec(1);
+  TickRecorder rec(1, 1, 0);
   for (int t = 1; t <= ticks; ++t) {
     TickRecord r;
     if (t == 10) REQUIRE(ApplyLeave(live, bots[2].player(), &r).ok());

@@ -4,16 +4,19 @@
 
 #include <algorithm>
 
+#include "server/areanode/areanode_tree.h"
 #include "server/core/check.h"
 
 namespace durability {
 
-TickRecorder::TickRecorder(int threads, int lock_count)
+TickRecorder::TickRecorder(int threads, int lock_count, int lock_depth)
     : threads_(threads),
+      lock_depth_(static_cast<uint8_t>(lock_depth)),
       buffers_(std::make_unique<Buffer[]>(static_cast<size_t>(std::max(threads, 1)))),
       stamps_(static_cast<size_t>(std::max(lock_count, 1)), 0) {
   AS_CHECK(threads >= 1, "a recorder needs at least one thread");
   AS_CHECK(lock_count >= 1, "a recorder needs at least one lock id");
+  AS_CHECK(lock_depth >= 0 && lock_depth <= areanode::kMaxDepth, "lock depth out of range");
 }
 
 uint64_t TickRecorder::Record(int thread, game::EntityId player, const game::UserCmd& cmd,
@@ -59,6 +62,7 @@ void TickRecorder::MergeInto(TickRecord* record) {
   std::sort(out.begin(), out.end(),
             [](const TickCommand& a, const TickCommand& b) { return a.exec_seq < b.exec_seq; });
   record->lock_order = threads_ > 1;
+  record->lock_depth = record->lock_order ? lock_depth_ : 0;
   for (TickCommand& c : out) {
     const uint32_t first = static_cast<uint32_t>(record->after.size());
     for (uint32_t k = 0; k < c.after_count; ++k) {

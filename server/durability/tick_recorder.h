@@ -30,8 +30,10 @@ namespace durability {
 
 class TickRecorder {
  public:
-  // threads >= 1; lock_count >= 1.
-  explicit TickRecorder(int threads, int lock_count = 1);
+  // threads >= 1; lock_count >= 1. lock_depth: the areanode depth whose leaves the lock ids are,
+  // or 0 if they are not leaves (the global lock); it goes into every record's lock order
+  // (TickRecord::lock_depth), so that replay follows it only on a tree at least as fine.
+  TickRecorder(int threads, int lock_count, int lock_depth);
   TickRecorder(const TickRecorder&) = delete;
   TickRecorder& operator=(const TickRecorder&) = delete;
 
@@ -56,6 +58,7 @@ class TickRecorder {
     std::vector<uint64_t> after_seq;    // the sequence numbers each command came after
   };
   const int threads_;
+  const uint8_t lock_depth_;
   std::unique_ptr<Buffer[]> buffers_;
   std::vector<uint64_t> stamps_;  // by lock id: the last holder's sequence number (0: none)
   std::vector<uint64_t> merged_after_seq_;  // MergeInto's scratch: every buffer's after_seq

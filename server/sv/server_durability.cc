@@ -34,7 +34,10 @@ core::Status Server::OpenDurability() {
                  recovery::SyncModeName(options_.sync_mode));
   }
   log_tick_ = durability_->recovered_tick();
-  recorder_ = std::make_unique<durability::TickRecorder>(options_.threads, world_->tree().leaf_count());
+  // The lock ids are the tree's leaves, or lock 0 for the global scheme's one lock.
+  const int lock_depth = options_.locking == LockingScheme::kGlobal ? 0 : world_->tree().depth();
+  recorder_ = std::make_unique<durability::TickRecorder>(options_.threads, world_->tree().leaf_count(),
+                                                         lock_depth);
   shared_.recorder = recorder_.get();
   // Players online at the crash have no session now: the first frame logs their leaves.
   for (game::EntityId id = 1; id <= world_->max_players(); ++id) {

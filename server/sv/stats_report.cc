@@ -84,6 +84,7 @@ void DurabilityJson(const DurabilityReport& d, std::string* j) {
         ", \"restore_ms\": " + Num(r.restore_ms) + ", \"replay_ms\": " + Num(r.replay_ms) +
         ", \"replay_threads\": " + std::to_string(r.replay_threads) +
         ", \"replay_lock_order_ticks\": " + Num(r.replay_lock_order_ticks) +
+        ", \"replay_coarse_tree_ticks\": " + Num(r.replay_coarse_tree_ticks) +
         ", \"commands_replayed\": " + Num(r.commands_replayed) +
         ", \"speed_x_realtime\": " + Num(r.speed_x_realtime) +
         ", \"total_ms\": " + Num(r.total_ms) + ", \"state_hash\": \"" + Hex64(r.state_hash) +

@@ -149,7 +149,8 @@ class Game {
   // Player 0: not joined yet.
   std::vector<game::testing::ScriptedPlayer> scripts_ =
       std::vector<game::testing::ScriptedPlayer>(kPlayers);
-  TickRecorder recorder_{kThreads, 1 << areanode::kMaxDepth};  // a lock id per leaf of any tree
+  // A lock id per leaf of any tree; the worlds' trees have the default depth.
+  TickRecorder recorder_{kThreads, 1 << areanode::kMaxDepth, areanode::kDefaultDepth};
   uint64_t frames_in_process_ = 0;
   std::map<uint64_t, uint64_t> live_hash_;  // by log tick; re-executed ticks overwrite
 };

@@ -152,7 +152,7 @@ int Main(int argc, char** argv) {
     ("runs", "Runs per thread count (alternating)", cxxopts::value<int>()->default_value("3"))
     ("adaptive", "on: each tick replays the way measured faster (the server's choice); off: every "
                  "tick with enough commands on the pool", cxxopts::value<std::string>()->default_value("on"))
-    ("areanode-depth", "Areanode tree depth of the replay's leaves (1..12)", cxxopts::value<int>()->default_value("4"))
+    ("areanode-depth", "Areanode tree depth of the replay's leaves (1..12); the live lock order is followed only at the depth the log was written with or deeper (else the walk)", cxxopts::value<int>()->default_value("4"))
     ("h,help", "Print this help");
   // clang-format on
   std::string dir, map_path;
@@ -235,6 +235,11 @@ int Main(int argc, char** argv) {
                     " blockers run by the waiting thread\n",
                     r.replay_lock_order_ticks, r.replay_cross_waits, r.replay_unmet_waits,
                     r.replay_blocker_runs);
+      }
+      if (r.replay_coarse_tree_ticks > 0) {
+        std::printf("  %" PRIu64 " ticks by the walk: their lock order is over leaves finer than"
+                    " --areanode-depth %d\n",
+                    r.replay_coarse_tree_ticks, depth);
       }
       std::fflush(stdout);
       if (!done.empty() && r.state_hash != done.front().report.state_hash) {
