@@ -16,6 +16,7 @@
 #include <map>
 #include <random>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "recovery/fault_env.h"
@@ -183,11 +184,15 @@ void CrashAndRecoverCycles(const RunConfig& rc) {
     proc = Process{};
     game.NewProcess();
 
-    // The same directory recovered serially and in parallel, writing nothing: one state, the live one.
-    for (const int threads : {1, 2, 4}) {
+    // The same directory recovered serially and in parallel, writing nothing: one state, the live
+    // one. Last, on a tree coarser than the live one (a restart with a smaller --areanode-depth),
+    // whose leaves the records' lock order does not cover: the walk replays those ticks.
+    for (const auto& [threads, depth] : {std::pair{1, areanode::kDefaultDepth}, std::pair{2, areanode::kDefaultDepth},
+                                        std::pair{4, areanode::kDefaultDepth}, std::pair{2, areanode::kDefaultDepth - 1}}) {
       Process probe;
       game::WorldConfig config;
       config.max_players = 48;
+      config.areanode_depth = depth;
       probe.world = game::testing::LoadWorld("maps/dm_arena.map", config);
       DurabilityOptions o;
       o.env = &env;
@@ -195,12 +200,16 @@ void CrashAndRecoverCycles(const RunConfig& rc) {
       o.replay_threads = threads;
       REQUIRE(Durability::RecoverReadOnly(o, probe.world.world.get(), &probe.report).ok());
       const WorldRecoveryReport& r = probe.report;
-      INFO(threads << " replay threads: recovered tick " << r.recovered_tick << ", replayed "
-                   << r.ticks_replayed << " ticks, " << r.commands_replayed << " commands");
+      INFO(threads << " replay threads, depth " << depth << ": recovered tick " << r.recovered_tick
+                   << ", replayed " << r.ticks_replayed << " ticks, " << r.commands_replayed << " commands");
       CHECK(r.replay_threads == threads);
       // The records carry the workers' lock order; a whole log (no checkpoint) is long enough
-      // for the adaptive choice's pool probe, which then follows it.
-      if (threads > 1 && rc.algorithm == recovery::Algorithm::kNone) CHECK(r.replay_lock_order_ticks > 0);
+      // for the adaptive choice's pool probe, which then follows it on the live tree.
+      if (threads > 1 && rc.algorithm == recovery::Algorithm::kNone) {
+        const bool coarser = depth < areanode::kDefaultDepth;
+        CHECK((r.replay_lock_order_ticks > 0) == !coarser);
+        CHECK((r.replay_coarse_tree_ticks > 0) == coarser);
+      }
       REQUIRE(game.has_live_hash(r.recovered_tick));
       REQUIRE(r.state_hash == game.live_hash(r.recovered_tick));
     }
