@@ -28,6 +28,12 @@ core::Status Server::OpenDurability() {
                  options_.data_dir, r.recovered_tick, r.world_tick, r.checkpoint_tick,
                  r.backup_index, r.ticks_replayed, r.commands_replayed, r.replay_threads,
                  r.restore_ms, r.replay_ms, r.speed_x_realtime, r.total_ms, r.state_hash);
+    if (r.replay_coarse_tree_ticks > 0) {
+      spdlog::warn("recovery: {} ticks replayed by the walk, not by the log's lock order, which is over "
+                   "finer areanode leaves than --areanode-depth {}: the state is the same, a restart "
+                   "with the depth the log was written with replays faster",
+                   r.replay_coarse_tree_ticks, options_.areanode_depth);
+    }
   } else {
     spdlog::info("data dir {}: no saved state, a new world ({} checkpoints, {} durability)",
                  options_.data_dir, recovery::AlgorithmName(options_.checkpoint),
