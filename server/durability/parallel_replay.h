@@ -25,10 +25,10 @@
 // the tick starts; they hold on a tree whose leaves each lie inside one of the live tree's leaves,
 // so only on a tree at least as deep as the live one (TickRecord::lock_depth; on a coarser tree
 // two commands that shared no live lock may still link and unlink in one leaf's entity list, and
-// such ticks go to the walk). Then no walk runs, and no command goes through the ready queue. The map is cut
-// into one stream per thread (runs of areanode leaves, by where each command's player stood
-// after its last replayed command, with about as many commands each) and each command goes to
-// its stream; helper 1 makes the cut while the owner runs the tick's world part. A stream is run
+// such ticks go to the walk). Where it is followed, no walk runs and no command goes through the
+// ready queue. The map is cut into one stream per thread (runs of areanode leaves, by where each
+// command's player stood after its last replayed command, with about as many commands each) and
+// each command goes to its stream; helper 1 makes the cut while the owner runs the tick's world part. A stream is run
 // by one thread at a time: from its first command not yet run it looks a few commands ahead for
 // one whose dependencies have all run (an acquire load of each one's flag), claims it (a
 // compare-and-swap on its flag), runs it and marks it run. A thread that finds nothing to run in
