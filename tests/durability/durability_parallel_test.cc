@@ -187,8 +187,9 @@ void CrashAndRecoverCycles(const RunConfig& rc) {
     // The same directory recovered serially and in parallel, writing nothing: one state, the live
     // one. Last, on a tree coarser than the live one (a restart with a smaller --areanode-depth),
     // whose leaves the records' lock order does not cover: the walk replays those ticks.
-    for (const auto& [threads, depth] : {std::pair{1, areanode::kDefaultDepth}, std::pair{2, areanode::kDefaultDepth},
-                                        std::pair{4, areanode::kDefaultDepth}, std::pair{2, areanode::kDefaultDepth - 1}}) {
+    constexpr int kLive = areanode::kDefaultDepth;  // the live worlds' tree (the recorder's depth)
+    constexpr std::pair<int, int> kProbes[] = {{1, kLive}, {2, kLive}, {4, kLive}, {2, kLive - 1}};
+    for (const auto& [threads, depth] : kProbes) {
       Process probe;
       game::WorldConfig config;
       config.max_players = 48;
@@ -206,7 +207,7 @@ void CrashAndRecoverCycles(const RunConfig& rc) {
       // The records carry the workers' lock order; a whole log (no checkpoint) is long enough
       // for the adaptive choice's pool probe, which then follows it on the live tree.
       if (threads > 1 && rc.algorithm == recovery::Algorithm::kNone) {
-        const bool coarser = depth < areanode::kDefaultDepth;
+        const bool coarser = depth < kLive;
         CHECK((r.replay_lock_order_ticks > 0) == !coarser);
         CHECK((r.replay_coarse_tree_ticks > 0) == coarser);
       }

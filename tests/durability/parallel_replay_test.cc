@@ -267,9 +267,9 @@ TEST_CASE("tsan: replay by the live lock order gives the serial (and live) state
 // dropped for block's 4) recovers a log whose lock order names finer leaves. Two commands that
 // took no common lock live may then link and unlink in one leaf of the replay's tree, so the
 // pool must not follow that order: it works those ticks out by the walk, and on a tree as deep
-// or deeper it follows it. (Followed on the coarser tree, TSan reports the race on the leaf's
-// entity list, and a 2-thread replay of a 512-player dm_arena log recorded at depth 11 stopped
-// at "areanode: entity not where its index says".)
+// or deeper it follows it. (A build that follows it on the coarser tree fails the counts here;
+// such a build's 2-thread replay of a 512-player dm_arena log recorded at depth 11 stopped at
+// "areanode: entity not where its index says".)
 TEST_CASE("tsan: a lock order over finer leaves than the replay's tree is replayed by the walk") {
   constexpr int kLiveDepth = 6;
   game::testing::TestWorld live = NewWorld("maps/dm_arena.map", kLiveDepth);
