@@ -5,7 +5,7 @@
 # check of its includes against its link lines (tools/check_layering.py), and the whole suite.
 # Installs missing Debian packages first. Ends with ctest's summary line. Tests run nproc at a
 # time: most of a test's time is waiting on servers and deadlines (5 min serial, 2.6 min at 2 on 2
-# cores), and each test uses ports the system picks and temp paths of its own pid.
+# cores), and each test uses ports the system picks and a scratch directory of its own.
 # Usage: tools/test.sh [--asan] [--no-tsan]
 set -euo pipefail
 cd "$(dirname "$0")/.."

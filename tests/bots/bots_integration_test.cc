@@ -5,7 +5,6 @@
 // (--port 0, read back from its stats file) and a restarted server takes its predecessor's.
 // Counts are small and every wait polls something observable with a generous deadline, so the
 // assertions are about behaviour, not speed.
-#include <unistd.h>
 
 #include <catch2/catch.hpp>
 
@@ -22,9 +21,10 @@
 #include <thread>
 #include <vector>
 
-#include "tests/bots/subprocess.h"
-#include "tests/server/mini_json.h"
-#include "tests/server/server_ports.h"
+#include "tests/support/mini_json.h"
+#include "tests/support/scratch_dir.h"
+#include "tests/support/server_ports.h"
+#include "tests/support/subprocess.h"
 
 using testing_util::ReadFile;
 using testing_util::Subprocess;
@@ -33,8 +33,10 @@ namespace {
 
 const std::string kBin = AS_BIN_DIR;
 
+// This process's files (one case per process under ctest), removed at its exit.
 std::string TempPath(const std::string& name) {
-  return "/tmp/as_bots_test_" + std::to_string(::getpid()) + "_" + name;
+  static const testing_util::ScratchDir dir("as_bots_test");
+  return dir.Path(name);
 }
 
 // The number at `key` of the summary, or of its object `within` ("" = top level); NaN if the

@@ -10,7 +10,6 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -23,9 +22,10 @@
 #include <thread>
 #include <vector>
 
-#include "tests/bots/subprocess.h"
-#include "tests/server/mini_json.h"
-#include "tests/server/server_ports.h"
+#include "tests/support/mini_json.h"
+#include "tests/support/scratch_dir.h"
+#include "tests/support/server_ports.h"
+#include "tests/support/subprocess.h"
 
 namespace {
 
@@ -36,8 +36,10 @@ const std::string kBin = AS_BIN_DIR;
 constexpr int kBots = 8;
 constexpr int kKills = 4;
 
+// This process's files (one case per process under ctest), removed at its exit.
 std::string Temp(const std::string& name) {
-  return "/tmp/aftershock_crash_process_" + std::to_string(getpid()) + "_" + name;
+  static const testing_util::ScratchDir dir("aftershock_crash_process");
+  return dir.Path(name);
 }
 
 // True once the lobby answers the connectionless status query (recovered and serving).

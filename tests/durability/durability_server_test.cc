@@ -4,23 +4,20 @@
 // exactly the first one's final state, and every command a client saw applied is still applied.
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
-
-#include <filesystem>
 #include <memory>
 
 #include <spdlog/spdlog.h>
 
 #include "server/sv/server.h"
 #include "tests/server/play_harness.h"
+#include "tests/support/scratch_dir.h"
 
 namespace {
 
 void PlayStopRecover(sv::ServerOptions o, recovery::Algorithm algorithm) {
   spdlog::set_level(spdlog::level::warn);
-  o.data_dir = "/tmp/aftershock_durability_server_" + std::to_string(getpid()) + "_" +
-               std::to_string(static_cast<int>(algorithm));  // one directory per case
-  std::filesystem::remove_all(o.data_dir);
+  const testing_util::ScratchDir scratch("aftershock_durability_server");  // goes after the servers
+  o.data_dir = scratch.Path("data");
   o.checkpoint = algorithm;
   o.sync_mode = recovery::SyncMode::kSync;
   uint64_t final_hash = 0;
@@ -62,7 +59,6 @@ void PlayStopRecover(sv::ServerOptions o, recovery::Algorithm algorithm) {
     CHECK(w.Get(id).last_cmd_sequence >= play.applied[i]);  // nothing acknowledged is lost
   }
   again.reset();
-  std::filesystem::remove_all(o.data_dir);
 }
 
 }  // namespace

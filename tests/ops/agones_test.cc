@@ -8,11 +8,9 @@
 
 #include <signal.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
-#include <filesystem>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -21,9 +19,10 @@
 #include <httplib.h>
 
 #include "server/core/steady_clock.h"
-#include "tests/bots/subprocess.h"
-#include "tests/server/server_ports.h"
 #include "tests/server/test_client.h"
+#include "tests/support/scratch_dir.h"
+#include "tests/support/server_ports.h"
+#include "tests/support/subprocess.h"
 
 namespace {
 
@@ -106,9 +105,9 @@ std::unique_ptr<Subprocess> StartServer(const std::string& stats_path, uint16_t 
 }  // namespace
 
 TEST_CASE("agones: Ready after recovery with the ports open, Health on its interval, Shutdown at a clean end") {
-  const std::string data = "/tmp/aftershock_agones_test_" + std::to_string(getpid());
-  const std::string stats = data + ".json";
-  std::filesystem::remove_all(data);
+  const testing_util::ScratchDir scratch("aftershock_agones_test");  // goes after the processes
+  const std::string data = scratch.Path("data");
+  const std::string stats = scratch.Path("stats.json");
   // A first life leaves state behind, so the run below starts with a recovery.
   {
     FakeSidecar sidecar(stats, 0);
@@ -144,16 +143,12 @@ TEST_CASE("agones: Ready after recovery with the ports open, Health on its inter
   // Shutdown came after the --duration end, just before the process exited.
   CHECK(calls.back().ms >= started + 3000);
   CHECK(calls.back().ms <= ended);
-  std::filesystem::remove_all(data);
-  std::remove((data + ".out").c_str());
-  std::remove((data + ".err").c_str());
-  std::remove(stats.c_str());
 }
 
 TEST_CASE("agones: a SIGTERM ends the server without Shutdown (Agones is already stopping it)") {
-  const std::string data = "/tmp/aftershock_agones_sigterm_" + std::to_string(getpid());
-  const std::string stats = data + ".json";
-  std::filesystem::remove_all(data);
+  const testing_util::ScratchDir scratch("aftershock_agones_sigterm");  // goes after the processes
+  const std::string data = scratch.Path("data");
+  const std::string stats = scratch.Path("stats.json");
   FakeSidecar sidecar(stats, 0);
   auto server = StartServer(stats, sidecar.port(), data, {});
   const uint64_t deadline = core::SteadyMs() + 30000;
@@ -170,8 +165,4 @@ TEST_CASE("agones: a SIGTERM ends the server without Shutdown (Agones is already
   REQUIRE(server->Wait(30) == 0);
   CHECK(count("/ready") == 1);
   CHECK(count("/shutdown") == 0);
-  std::filesystem::remove_all(data);
-  std::remove((data + ".out").c_str());
-  std::remove((data + ".err").c_str());
-  std::remove(stats.c_str());
 }

@@ -4,11 +4,8 @@
 // scraping fails the TSan run; the scrapes must see the counters the play and the log produced.
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
-
 #include <atomic>
 #include <cstring>
-#include <filesystem>
 #include <map>
 #include <memory>
 #include <regex>
@@ -23,6 +20,7 @@
 #include "server/sv/metrics.h"
 #include "server/sv/server.h"
 #include "tests/server/play_harness.h"
+#include "tests/support/scratch_dir.h"
 
 namespace {
 
@@ -106,8 +104,8 @@ TEST_CASE("tsan: scraping /metrics while clients play never races the frame loop
   spdlog::set_level(spdlog::level::warn);
   sv::ServerOptions o = svtest::TestOptions(sv::LockingScheme::kAreanodeOpt, 2);
   o.metrics = true;  // the master publishes; this test's HTTP server binds a port the system picks
-  o.data_dir = "/tmp/aftershock_metrics_test_" + std::to_string(getpid());
-  std::filesystem::remove_all(o.data_dir);
+  const testing_util::ScratchDir scratch("aftershock_metrics_test");  // goes after the server
+  o.data_dir = scratch.Path("data");
   o.sync_mode = recovery::SyncMode::kSync;
   const uint64_t start_ms = core::SteadyMs();
   std::unique_ptr<sv::Server> server;
@@ -153,5 +151,4 @@ TEST_CASE("tsan: scraping /metrics while clients play never races the frame loop
   CHECK(sync_s <= (core::SteadyMs() - start_ms) / 1000.0);
   const recovery::LogWriter::Stats log = server->Report().durability.stats.log;
   CHECK(sync_s <= static_cast<double>(log.sync_ns) / 1e9 * (1 + 1e-8));  // a counter: it only grows
-  std::filesystem::remove_all(o.data_dir);
 }

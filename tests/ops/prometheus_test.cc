@@ -4,11 +4,9 @@
 #include <catch2/catch.hpp>
 
 #include <signal.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <string>
 #include <thread>
@@ -16,10 +14,11 @@
 #include <httplib.h>
 
 #include "server/core/steady_clock.h"
-#include "tests/bots/subprocess.h"
-#include "tests/server/server_ports.h"
-#include "tests/server/mini_json.h"
 #include "tests/server/test_client.h"
+#include "tests/support/mini_json.h"
+#include "tests/support/scratch_dir.h"
+#include "tests/support/server_ports.h"
+#include "tests/support/subprocess.h"
 
 namespace {
 
@@ -84,9 +83,8 @@ std::optional<double> WaitFor(httplib::Client* api, const std::string& query,
 TEST_CASE("a real Prometheus scrapes the server under bot load and answers queries") {
   // Every port is the system's pick: the server names its own in the stats file, Prometheus
   // logs the address it bound.
-  const std::string dir = "/tmp/aftershock_prometheus_test_" + std::to_string(getpid());
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
+  const testing_util::ScratchDir scratch("aftershock_prometheus_test");  // goes after the processes
+  const std::string dir = scratch.path();
   Subprocess server({kBin + "/aftershock-server", "--port", "0", "--stats-out", dir + "/stats.json", "--bind",
                      "127.0.0.1", "--threads", "2", "--metrics-port", "0",
                      "--data-dir", dir + "/data", "--log-level", "warn", "--duration", "120"},
@@ -158,5 +156,4 @@ TEST_CASE("a real Prometheus scrapes the server under bot load and answers queri
   prometheus.Kill(SIGTERM);
   bots.Kill(SIGTERM);
   server.Kill(SIGTERM);
-  std::filesystem::remove_all(dir);
 }

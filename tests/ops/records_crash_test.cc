@@ -5,7 +5,6 @@
 #include <catch2/catch.hpp>
 
 #include <signal.h>
-#include <unistd.h>
 
 #include <atomic>
 #include <chrono>
@@ -19,10 +18,11 @@
 #include <vector>
 
 #include "server/core/steady_clock.h"
-#include "tests/bots/subprocess.h"
-#include "tests/server/mini_json.h"
-#include "tests/server/server_ports.h"
 #include "tests/server/test_client.h"
+#include "tests/support/mini_json.h"
+#include "tests/support/scratch_dir.h"
+#include "tests/support/server_ports.h"
+#include "tests/support/subprocess.h"
 
 namespace {
 
@@ -31,8 +31,10 @@ using testing_util::Subprocess;
 
 const std::string kBin = AS_BIN_DIR;
 
+// This process's files (one case per process under ctest), removed at its exit.
 std::string Temp(const std::string& name) {
-  return "/tmp/aftershock_records_crash_" + std::to_string(getpid()) + "_" + name;
+  static const testing_util::ScratchDir dir("aftershock_records_crash");
+  return dir.Path(name);
 }
 
 bool ServerAnswers(uint16_t port) {

@@ -6,8 +6,6 @@
 // clear error (or, for a torn tail, a replay) and its bytes are unchanged afterwards.
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -21,9 +19,10 @@
 #include "server/sv/replay.h"
 #include "server/sv/replay_options.h"
 #include "server/sv/server.h"
-#include "tests/bots/subprocess.h"
-#include "tests/server/mini_json.h"
 #include "tests/server/play_harness.h"
+#include "tests/support/mini_json.h"
+#include "tests/support/scratch_dir.h"
+#include "tests/support/subprocess.h"
 
 namespace {
 
@@ -31,8 +30,10 @@ namespace fs = std::filesystem;
 using testing_util::ReadFile;
 using testing_util::Subprocess;
 
+// This process's files (one case per process under ctest), removed at its exit.
 std::string Temp(const std::string& name) {
-  return "/tmp/aftershock_replay_test_" + std::to_string(getpid()) + "_" + name;
+  static const testing_util::ScratchDir dir("aftershock_replay_test");
+  return dir.Path(name);
 }
 
 // Records a short game with the real server (svtest::RecordTrace) into a fresh directory;

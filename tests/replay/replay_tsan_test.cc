@@ -4,9 +4,6 @@
 // on 4 threads in the logged order (--order log) to it too.
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
-
-#include <filesystem>
 #include <memory>
 
 #include <spdlog/spdlog.h>
@@ -14,10 +11,12 @@
 #include "server/sv/replay.h"
 #include "server/sv/server.h"
 #include "tests/server/play_harness.h"
+#include "tests/support/scratch_dir.h"
 
 TEST_CASE("replay threads under every parallel locking scheme race-free") {
   spdlog::set_level(spdlog::level::warn);
-  const std::string data_dir = "/tmp/aftershock_replay_tsan_" + std::to_string(getpid());
+  const testing_util::ScratchDir scratch("aftershock_replay_tsan");
+  const std::string data_dir = scratch.Path("data");
   REQUIRE(svtest::RecordTrace(data_dir, 8, "t", 1000, 5) == "");
   // One replay of the trace. The state ends as recorded whenever the commands run in the logged
   // order: on one thread, or with --order log.
@@ -49,5 +48,4 @@ TEST_CASE("replay threads under every parallel locking scheme race-free") {
   }
   // --order log: the threads hand the turn to each other through an atomic, between their locks.
   replay(4, sv::LockingScheme::kAreanodeOpt, /*log_order=*/true);
-  std::filesystem::remove_all(data_dir);
 }

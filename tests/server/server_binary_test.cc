@@ -4,21 +4,19 @@
 #include <catch2/catch.hpp>
 
 #include <signal.h>
-#include <unistd.h>
 
 #include <chrono>
-#include <cstdio>
-#include <filesystem>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "tests/bots/subprocess.h"
-#include "tests/server/mini_json.h"
 #include "tests/server/play_harness.h"
-#include "tests/server/server_ports.h"
 #include "tests/server/test_client.h"
+#include "tests/support/mini_json.h"
+#include "tests/support/scratch_dir.h"
+#include "tests/support/server_ports.h"
+#include "tests/support/subprocess.h"
 
 namespace {
 
@@ -94,7 +92,8 @@ TEST_CASE("bad flags exit 2 with the help text") {
 }
 
 TEST_CASE("bad --replay-threads values exit 2 with an error naming the flag and its range") {
-  const std::string err = "/tmp/aftershock_binary_test_" + std::to_string(getpid()) + ".err";
+  const testing_util::ScratchDir scratch("aftershock_binary_test");
+  const std::string err = scratch.Path("server.err");
   for (const std::string bad : {"0", "65", "-2", "many"}) {
     INFO("--replay-threads " << bad);
     Subprocess server({AS_SERVER_BIN, "--replay-threads", bad, "--data-dir", ""}, "/dev/null", err);
@@ -103,11 +102,11 @@ TEST_CASE("bad --replay-threads values exit 2 with an error naming the flag and 
     CHECK_THAT(text, Catch::Contains("replay-threads"));
     if (bad != "many") CHECK_THAT(text, Catch::Contains("--replay-threads must be 1..64"));
   }
-  std::remove(err.c_str());
 }
 
 TEST_CASE("bad --assign locality and --areanode-depth flags exit 2 with an error naming the flag") {
-  const std::string err = "/tmp/aftershock_binary_test_" + std::to_string(getpid()) + ".err";
+  const testing_util::ScratchDir scratch("aftershock_binary_test");
+  const std::string err = scratch.Path("server.err");
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
       {{"--assign", "nearest"}, "--assign must be block, round-robin or locality"},
       {{"--assign", "locality", "--frame-mode", "request"}, "--assign locality needs --frame-mode fixed"},
@@ -126,14 +125,12 @@ TEST_CASE("bad --assign locality and --areanode-depth flags exit 2 with an error
     CHECK(server.Wait(10) == 2);
     CHECK_THAT(ReadFile(err), Catch::Contains(message));
   }
-  std::remove(err.c_str());
 }
 
 TEST_CASE("a --duration run with clients exits 0 and writes valid stats") {
-  const std::string stats = "/tmp/aftershock_binary_test_" + std::to_string(getpid()) + ".json";
-  std::remove(stats.c_str());
-  const std::string data = "/tmp/aftershock_binary_test_" + std::to_string(getpid()) + ".data";
-  std::filesystem::remove_all(data);
+  const testing_util::ScratchDir scratch("aftershock_binary_test");
+  const std::string stats = scratch.Path("stats.json");
+  const std::string data = scratch.Path("data");
   auto server = Spawn({"--port", "0", "--bind", "127.0.0.1", "--threads", "2",
                        "--duration", "4", "--stats-out", stats, "--stats-interval", "1",
                        "--log-level", "warn", "--data-dir", data});
@@ -151,13 +148,11 @@ TEST_CASE("a --duration run with clients exits 0 and writes valid stats") {
   CHECK(j["replies"].number > 0);
   CHECK(j["max_players_online"].number == 6);
   for (const char* k : {"recovery", "checkpoint", "log"}) CHECK(j.Has(k));  // durability on
-  std::remove(stats.c_str());
-  std::filesystem::remove_all(data);
 }
 
 TEST_CASE("SIGTERM shuts the server down cleanly with stats written") {
-  const std::string stats = "/tmp/aftershock_sigterm_test_" + std::to_string(getpid()) + ".json";
-  std::remove(stats.c_str());
+  const testing_util::ScratchDir scratch("aftershock_sigterm_test");
+  const std::string stats = scratch.Path("stats.json");
   auto server = Spawn({"--port", "0", "--bind", "127.0.0.1", "--threads", "1",
                        "--locking", "sequential", "--stats-out", stats, "--stats-interval", "0.05",
                        "--log-level", "warn", "--data-dir", ""});
@@ -168,5 +163,4 @@ TEST_CASE("SIGTERM shuts the server down cleanly with stats written") {
   server->Signal(SIGTERM);
   REQUIRE(server->Wait(10) == 0);
   CheckStats(svtest::ParseJson(ReadFile(stats)), 1);
-  std::remove(stats.c_str());
 }

@@ -6,7 +6,6 @@
 
 #include <signal.h>
 #include <sys/socket.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
@@ -17,9 +16,10 @@
 #include <vector>
 
 #include "server/core/steady_clock.h"
-#include "tests/bots/subprocess.h"
-#include "tests/server/server_ports.h"
 #include "tests/server/test_client.h"
+#include "tests/support/scratch_dir.h"
+#include "tests/support/server_ports.h"
+#include "tests/support/subprocess.h"
 
 namespace {
 
@@ -36,9 +36,15 @@ bool ServerAnswers(uint16_t port) {
   return false;
 }
 
+// This process's files (one case per process under ctest), removed at its exit.
+std::string Temp(const std::string& name) {
+  static const testing_util::ScratchDir dir("aftershock_browser_test");
+  return dir.Path(name);
+}
+
 // Runs quakestat with `args` and returns its standard output.
 std::string Quakestat(const std::vector<std::string>& args) {
-  const std::string out = "/tmp/aftershock_qstat_" + std::to_string(getpid()) + ".out";
+  const std::string out = Temp("qstat.out");
   std::vector<std::string> argv = {kQuakestat};
   argv.insert(argv.end(), args.begin(), args.end());
   Subprocess q(argv, out, "/dev/null");
@@ -67,7 +73,7 @@ std::vector<std::string> Lines(const std::string& s) {
 
 // A fresh stats file path for one case (the server reports its ports there).
 std::string StatsPath(const std::string& tag) {
-  const std::string path = "/tmp/aftershock_browser_test_" + std::to_string(getpid()) + "_" + tag + ".json";
+  const std::string path = Temp(tag + ".json");
   std::remove(path.c_str());
   return path;
 }

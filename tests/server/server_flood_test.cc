@@ -6,20 +6,19 @@
 #include <catch2/catch.hpp>
 
 #include <signal.h>
-#include <unistd.h>
 
 #include <chrono>
-#include <cstdio>
 #include <memory>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "server/core/steady_clock.h"
-#include "tests/bots/subprocess.h"
-#include "tests/server/mini_json.h"
-#include "tests/server/server_ports.h"
 #include "tests/server/test_client.h"
+#include "tests/support/mini_json.h"
+#include "tests/support/scratch_dir.h"
+#include "tests/support/server_ports.h"
+#include "tests/support/subprocess.h"
 
 namespace {
 
@@ -100,9 +99,9 @@ bool DrainApplied(std::vector<std::unique_ptr<svtest::TestClient>>& clients, int
 }  // namespace
 
 TEST_CASE("a junk flood from another process costs the sender, not the players") {
-  const std::string tag = "/tmp/aftershock_flood_test_" + std::to_string(getpid());
+  const testing_util::ScratchDir scratch("aftershock_flood_test");
+  const std::string tag = scratch.Path("flood_test");
   const std::string stats = tag + ".json";
-  std::remove(stats.c_str());
   Subprocess server({AS_SERVER_BIN, "--port", "0", "--bind", "127.0.0.1", "--threads", "2",
                      "--data-dir", "", "--stats-out", stats, "--stats-interval", "1", "--log-level", "warn"},
                     "/dev/null", tag + ".server.err");
@@ -168,7 +167,4 @@ TEST_CASE("a junk flood from another process costs the sender, not the players")
 
   server.Signal(SIGTERM);
   CHECK(server.Wait(20) == 0);
-  for (const std::string& f : {stats, tag + ".flood.json", tag + ".server.err", tag + ".flood.err"}) {
-    std::remove(f.c_str());
-  }
 }

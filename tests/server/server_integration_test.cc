@@ -4,8 +4,6 @@
 // cleanly and its stats are complete. Every server binds ports the system picks.
 #include <catch2/catch.hpp>
 
-#include <unistd.h>
-
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -19,8 +17,9 @@
 
 #include "server/sv/server.h"
 #include "server/sv/stats_report.h"
-#include "tests/server/mini_json.h"
 #include "tests/server/play_harness.h"
+#include "tests/support/mini_json.h"
+#include "tests/support/scratch_dir.h"
 
 namespace {
 
@@ -98,9 +97,8 @@ std::multiset<std::string> ThreadNames() {
 TEST_CASE("the server's threads carry names an operator can tell apart") {
   spdlog::set_level(spdlog::level::warn);
   sv::ServerOptions o = svtest::TestOptions(LockingScheme::kAreanodeOpt, 2);
-  const std::string dir = "/tmp/aftershock_thread_names_" + std::to_string(getpid());
-  std::filesystem::remove_all(dir);
-  o.data_dir = dir;  // durability on: the log and checkpoint threads run
+  const testing_util::ScratchDir scratch("aftershock_thread_names");
+  o.data_dir = scratch.Path("data");  // durability on: the log and checkpoint threads run
   std::unique_ptr<sv::Server> server;
   REQUIRE(sv::Server::Create(o, &server).ok());
   server->Start();
@@ -119,7 +117,6 @@ TEST_CASE("the server's threads carry names an operator can tell apart") {
   server->RequestStop();
   server->Wait();
   server.reset();
-  std::filesystem::remove_all(dir);
   for (const std::string& name : want) {
     INFO(name);
     CHECK(names.count(name) == 1);

@@ -1,5 +1,5 @@
 // WaitForServerPorts: see server_ports.h.
-#include "tests/server/server_ports.h"
+#include "tests/support/server_ports.h"
 
 #include <chrono>
 #include <fstream>
@@ -7,7 +7,7 @@
 #include <stdexcept>
 #include <thread>
 
-#include "tests/server/mini_json.h"
+#include "tests/support/mini_json.h"
 
 namespace svtest {
 

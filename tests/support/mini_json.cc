@@ -1,5 +1,5 @@
 // MiniJson: recursive-descent parser.
-#include "tests/server/mini_json.h"
+#include "tests/support/mini_json.h"
 
 #include <cctype>
 #include <cstdlib>

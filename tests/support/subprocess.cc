@@ -1,5 +1,5 @@
 // Subprocess: posix_spawn with redirected output, bounded waits, kill-and-reap.
-#include "tests/bots/subprocess.h"
+#include "tests/support/subprocess.h"
 
 #include <fcntl.h>
 #include <signal.h>
