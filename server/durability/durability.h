@@ -129,6 +129,8 @@ class Durability {
   // Creates data_dir if missing, checks that it belongs to this world (world.id), recovers the
   // world if the directory holds state, opens the log and the checkpointer and installs the
   // world's write hook. On error the World may be partly restored and must not be served.
+  // `world` must outlive the Durability, or its Close: Close (and so the destructor) removes the
+  // hooks from the world.
   static core::Status Open(const DurabilityOptions& options, game::World* world,
                            WorldRecoveryReport* report, std::unique_ptr<Durability>* out);
   // Recovers `world` from options.data_dir as Open does, but writes nothing: the directory must

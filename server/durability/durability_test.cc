@@ -115,6 +115,7 @@ TEST_CASE("a fresh directory starts at tick 0, and reopening it recovers every t
     CHECK(rep.state_hash == driver.hash_at(25));
     CHECK(back.world->StateHash() == live.world->StateHash());
     CHECK(dur->recovered_tick() == 25);
+    REQUIRE(dur->Close().ok());  // before `back` goes: the Durability must not outlive its world
   }
 }
 
