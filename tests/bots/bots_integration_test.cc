@@ -27,17 +27,12 @@
 #include "tests/support/subprocess.h"
 
 using testing_util::ReadFile;
+using testing_util::ScratchPath;
 using testing_util::Subprocess;
 
 namespace {
 
 const std::string kBin = AS_BIN_DIR;
-
-// This process's files (one case per process under ctest), removed at its exit.
-std::string TempPath(const std::string& name) {
-  static const testing_util::ScratchDir dir("as_bots_test");
-  return dir.Path(name);
-}
 
 // The number at `key` of the summary, or of its object `within` ("" = top level); NaN if the
 // key is absent. The summary must be valid JSON (ParseJson throws otherwise: the case fails).
@@ -68,7 +63,7 @@ ServerRun StartServer(uint16_t port, const std::string& tag, std::vector<std::st
     argv.insert(argv.end(), {"--data-dir", ""});
   }
   auto stats_flag = std::find(extra.begin(), extra.end(), "--stats-out");
-  std::string stats = TempPath(tag + ".server.json");
+  std::string stats = ScratchPath(tag + ".server.json");
   if (stats_flag != extra.end() && stats_flag + 1 != extra.end()) {
     stats = *(stats_flag + 1);
   } else {
@@ -76,7 +71,7 @@ ServerRun StartServer(uint16_t port, const std::string& tag, std::vector<std::st
   }
   std::remove(stats.c_str());
   ServerRun run;
-  run.process = std::make_unique<Subprocess>(argv, TempPath(tag + ".server.out"), TempPath(tag + ".server.err"));
+  run.process = std::make_unique<Subprocess>(argv, ScratchPath(tag + ".server.out"), ScratchPath(tag + ".server.err"));
   svtest::ServerPorts ports;
   REQUIRE(svtest::WaitForServerPorts(stats, 30000, &ports));
   run.port = ports.lobby;
@@ -95,16 +90,16 @@ struct BotsRun {
 // `while_running`, which is called with the running process first, if given).
 BotsRun RunBots(uint16_t port, const std::string& tag, std::vector<std::string> extra, double timeout_s = 30,
                 const std::function<void(Subprocess&)>& while_running = nullptr) {
-  const std::string out = TempPath(tag + ".json");
+  const std::string out = ScratchPath(tag + ".json");
   std::vector<std::string> argv = {kBin + "/aftershock-bots", "--server", Address(port),
                                    "--quiet", "--out", out};
   argv.insert(argv.end(), extra.begin(), extra.end());
-  Subprocess bots(argv, TempPath(tag + ".bots.out"), TempPath(tag + ".bots.err"));
+  Subprocess bots(argv, ScratchPath(tag + ".bots.out"), ScratchPath(tag + ".bots.err"));
   if (while_running) while_running(bots);
   BotsRun r;
   r.rc = bots.Wait(timeout_s);
   r.json = ReadFile(out);
-  r.err = ReadFile(TempPath(tag + ".bots.err"));
+  r.err = ReadFile(ScratchPath(tag + ".bots.err"));
   return r;
 }
 
@@ -203,7 +198,7 @@ void Pause(Subprocess& p, int pause_ms) {
 // in flight as the end of a run does, and returns their report. A busy machine slows the joins,
 // not what the caller checks.
 BotsRun RunBotsUntilAllPlayed(uint16_t port, const std::string& tag, int bots, std::vector<std::string> extra) {
-  const std::string series = TempPath(tag + ".csv");
+  const std::string series = ScratchPath(tag + ".csv");
   extra.insert(extra.begin(), {"--bots", std::to_string(bots), "--duration", "300", "--series", series});
   return RunBots(port, tag, extra, 30, [&](Subprocess& process) {
     REQUIRE(WaitUntilAllPlaying(series, bots, 60, 2));
@@ -215,7 +210,7 @@ BotsRun RunBotsUntilAllPlayed(uint16_t port, const std::string& tag, int bots, s
 
 TEST_CASE("bots join, play and report sane figures") {
   const ServerRun server = StartServer(0, "sane");
-  const std::string series = TempPath("sane.csv");
+  const std::string series = ScratchPath("sane.csv");
   const BotsRun r = RunBots(server.port, "sane",
                             {"--bots", "6", "--duration", "4", "--ramp", "0.5", "--threads", "2", "--series", series});
   INFO(r.json << r.err);
@@ -269,7 +264,7 @@ TEST_CASE("every death a bot sees comes with its kill event, once, in the snapsh
   CHECK(own <= deaths + kBots);
   CHECK(own >= deaths - kBots);
   // The server counts what it queued; every bot acknowledged, so none was dropped.
-  const std::string stats = ReadFile(TempPath("kills.server.json"));
+  const std::string stats = ReadFile(ScratchPath("kills.server.json"));
   CHECK(JsonNumber(stats, "queued", "kill_events") > 0);
   CHECK(JsonNumber(stats, "dropped", "kill_events") == 0);
 }
@@ -302,11 +297,11 @@ TEST_CASE("identities resume after the bots restart, and another seed's token is
 
 TEST_CASE("bots with --verify count durability violations when the server forgets its players") {
   ServerRun server = StartServer(0, "forget");
-  const std::string out = TempPath("forget.json");
-  const std::string series = TempPath("forget.csv");
+  const std::string out = ScratchPath("forget.json");
+  const std::string series = ScratchPath("forget.csv");
   Subprocess bots({kBin + "/aftershock-bots", "--server", Address(server.port), "--bots", "4", "--duration", "300",
                    "--verify", "--quiet", "--identity-prefix", "dur", "--series", series, "--out", out},
-                  TempPath("forget.bots.out"), TempPath("forget.bots.err"));
+                  ScratchPath("forget.bots.out"), ScratchPath("forget.bots.err"));
   REQUIRE(WaitUntilAllPlaying(series, 4, 60, 2));  // every bot was shown commands as applied
   server.process->Kill(SIGKILL);  // crash: everything the bots saw applied is lost
   server = StartServer(server.port, "forget2");  // a fresh server, no recovery: remembers nobody
@@ -314,7 +309,7 @@ TEST_CASE("bots with --verify count durability violations when the server forget
   bots.Signal(SIGINT);
   const int rc = bots.Wait(30);
   const std::string json = ReadFile(out);
-  INFO(json << ReadFile(TempPath("forget.bots.err")));
+  INFO(json << ReadFile(ScratchPath("forget.bots.err")));
   REQUIRE(rc == 0);
   CHECK(JsonNumber(json, "reconnects") >= 4);
   CHECK(JsonNumber(json, "rejoin_checks") >= 4);
@@ -324,14 +319,14 @@ TEST_CASE("bots with --verify count durability violations when the server forget
 }
 
 TEST_CASE("bots with --verify report no violation after a crash when the server recovers") {
-  const std::string dir = TempPath("recover_data");
+  const std::string dir = ScratchPath("recover_data");
   std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
   ServerRun server = StartServer(0, "recover", {"--data-dir", dir});
-  const std::string out = TempPath("recover.json");
-  const std::string series = TempPath("recover.csv");
+  const std::string out = ScratchPath("recover.json");
+  const std::string series = ScratchPath("recover.csv");
   Subprocess bots({kBin + "/aftershock-bots", "--server", Address(server.port), "--bots", "4", "--duration", "300",
                    "--verify", "--quiet", "--identity-prefix", "rec", "--series", series, "--out", out},
-                  TempPath("recover.bots.out"), TempPath("recover.bots.err"));
+                  ScratchPath("recover.bots.out"), ScratchPath("recover.bots.err"));
   REQUIRE(WaitUntilAllPlaying(series, 4, 60, 2));  // every bot has acknowledged commands to check
   server.process->Kill(SIGKILL);
   server = StartServer(server.port, "recover2", {"--data-dir", dir});
@@ -347,21 +342,21 @@ TEST_CASE("bots with --verify report no violation after a crash when the server 
 }
 
 TEST_CASE("bots with --verify stay clean across a kill -9 while players migrate between locality threads") {
-  const std::string dir = TempPath("locality_data");
+  const std::string dir = ScratchPath("locality_data");
   std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
-  const std::string stats = TempPath("locality.server.json");
+  const std::string stats = ScratchPath("locality.server.json");
   // Small leaves, no hysteresis and frequent rebalancing: players change threads all the time.
   const std::vector<std::string> locality = {"--threads", "2", "--assign", "locality", "--areanode-depth", "7",
                                              "--migrate-margin", "0", "--rebalance-s", "0.5",
                                              "--data-dir", dir, "--stats-out", stats, "--stats-interval", "0.2"};
   ServerRun server = StartServer(0, "locality", locality);
-  const std::string out = TempPath("locality.json");
-  const std::string series = TempPath("locality.csv");
+  const std::string out = ScratchPath("locality.json");
+  const std::string series = ScratchPath("locality.csv");
   // The bots play until the test stops them (SIGINT) once every one of them is back after the
   // crash: a busy machine (tests run side by side) slows the joins, not what is checked.
   Subprocess bots({kBin + "/aftershock-bots", "--server", Address(server.port), "--bots", "12", "--duration", "300",
                    "--verify", "--quiet", "--identity-prefix", "loc", "--series", series, "--out", out},
-                  TempPath("locality.bots.out"), TempPath("locality.bots.err"));
+                  ScratchPath("locality.bots.out"), ScratchPath("locality.bots.err"));
   REQUIRE(WaitUntilAllPlaying(series, 12, 60, 2));
   // Kill it once players have migrated (the stats file counts them), so the log holds ticks
   // whose commands ran on a thread other than their port's.
@@ -387,16 +382,16 @@ TEST_CASE("bots with --verify stay clean across a kill -9 while players migrate 
 }
 
 TEST_CASE("a server paused for 0.5, 1 and 2 s under load kicks nobody and loses no bot") {
-  const std::string stats = TempPath("stall.server.json");
+  const std::string stats = ScratchPath("stall.server.json");
   ServerRun server = StartServer(0, "stall", {"--stats-out", stats, "--stats-interval", "0.1"});
-  const std::string series = TempPath("stall.csv");
-  const std::string out = TempPath("stall.json");
+  const std::string series = ScratchPath("stall.csv");
+  const std::string out = ScratchPath("stall.json");
   // --silence-ms above the longest pause: a stalled server is slow, not lost.
   // The bots play until told (SIGINT, which drains the commands in flight).
   Subprocess bots({kBin + "/aftershock-bots", "--server", Address(server.port), "--bots", "8", "--duration", "300",
                    "--silence-ms", "5000", "--verify", "--quiet", "--identity-prefix", "stall", "--series", series,
                    "--out", out},
-                  TempPath("stall.bots.out"), TempPath("stall.bots.err"));
+                  ScratchPath("stall.bots.out"), ScratchPath("stall.bots.err"));
   REQUIRE(WaitUntilAllPlaying(series, 8, 8));
   for (int pause_ms : {500, 1000, 2000}) {
     // No stats file is written while the server is stopped, and the one read here is at most
@@ -410,7 +405,7 @@ TEST_CASE("a server paused for 0.5, 1 and 2 s under load kicks nobody and loses 
   server.process->Kill(SIGTERM);  // a clean stop writes the final statistics
   const std::string json = ReadFile(out);
   const std::string server_json = ReadFile(stats);
-  INFO(json << ReadFile(TempPath("stall.bots.err")) << server_json);
+  INFO(json << ReadFile(ScratchPath("stall.bots.err")) << server_json);
   REQUIRE(rc == 0);
   CHECK(JsonNumber(json, "outage_ms") >= 1500);  // the 2 s pause fell while the bots played
   CHECK(JsonNumber(json, "kicks") == 0);
@@ -428,13 +423,13 @@ TEST_CASE("a server paused for 0.5, 1 and 2 s under load kicks nobody and loses 
 
 TEST_CASE("a bot process paused for 1.5 s does not blame the server") {
   const ServerRun server = StartServer(0, "selfstall");
-  const std::string series = TempPath("selfstall.csv");
-  const std::string out = TempPath("selfstall.json");
+  const std::string series = ScratchPath("selfstall.csv");
+  const std::string out = ScratchPath("selfstall.json");
   // At 10 Hz a bot usually has no answer in flight when it stops, so without the stall
   // accounting the pause alone would exceed --silence-ms (750 ms) and every bot would rejoin.
   Subprocess bots({kBin + "/aftershock-bots", "--server", Address(server.port), "--bots", "8", "--duration", "300",
                    "--rate", "10", "--quiet", "--identity-prefix", "selfstall", "--series", series, "--out", out},
-                  TempPath("selfstall.bots.out"), TempPath("selfstall.bots.err"));
+                  ScratchPath("selfstall.bots.out"), ScratchPath("selfstall.bots.err"));
   REQUIRE(WaitUntilAllPlaying(series, 8, 60));
   const int rows_before = SeriesRowsMatching(series, 8, 0);
   Pause(bots, 1500);
@@ -444,7 +439,7 @@ TEST_CASE("a bot process paused for 1.5 s does not blame the server") {
   bots.Signal(SIGINT);
   const int rc = bots.Wait(30);
   const std::string json = ReadFile(out);
-  INFO(json << ReadFile(TempPath("selfstall.bots.err")));
+  INFO(json << ReadFile(ScratchPath("selfstall.bots.err")));
   REQUIRE(rc == 0);
   CHECK(JsonNumber(json, "self_stalls") >= 1);
   CHECK(JsonNumber(json, "max", "self_stall_ms") >= 1000);
@@ -465,7 +460,7 @@ TEST_CASE("the drain at the end of a run says how it ended, and a second SIGINT 
   // With the server stopped (SIGSTOP) the commands in flight are never answered. --silence-ms
   // 60000 keeps the bots waiting for it rather than giving their commands up and rejoining.
   auto stop_while_server_stopped = [&](const std::string& tag, const std::string& drain_ms, bool second_signal) {
-    const std::string series = TempPath(tag + ".csv");
+    const std::string series = ScratchPath(tag + ".csv");
     const BotsRun r = RunBots(
         server.port, tag,
         {"--bots", "4", "--duration", "300", "--series", series, "--identity-prefix", tag, "--silence-ms", "60000",
@@ -477,7 +472,7 @@ TEST_CASE("the drain at the end of a run says how it ended, and a second SIGINT 
           bots.Signal(SIGINT);
           // The bots say when the first signal has been taken; only then is a second one
           // a second signal (two pending SIGINTs merge into one).
-          REQUIRE(WaitForText(TempPath(tag + ".bots.err"), "stopping on a signal", 30));
+          REQUIRE(WaitForText(ScratchPath(tag + ".bots.err"), "stopping on a signal", 30));
           if (second_signal) bots.Signal(SIGINT);
         });
     server.process->Signal(SIGCONT);
@@ -513,9 +508,9 @@ TEST_CASE("bad flags give exit code 2 and a message naming the flag") {
   for (const auto& [args, needle] : cases) {
     std::vector<std::string> argv = {kBin + "/aftershock-bots"};
     argv.insert(argv.end(), args.begin(), args.end());
-    Subprocess bots(argv, TempPath("flags.out"), TempPath("flags.err"));
+    Subprocess bots(argv, ScratchPath("flags.out"), ScratchPath("flags.err"));
     const int rc = bots.Wait(20);
-    const std::string err = ReadFile(TempPath("flags.err"));
+    const std::string err = ReadFile(ScratchPath("flags.err"));
     INFO(args[0] << " -> " << err);
     CHECK(rc == 2);
     CHECK(err.find("error") != std::string::npos);

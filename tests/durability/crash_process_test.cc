@@ -30,17 +30,12 @@
 namespace {
 
 using testing_util::ReadFile;
+using testing_util::ScratchPath;
 using testing_util::Subprocess;
 
 const std::string kBin = AS_BIN_DIR;
 constexpr int kBots = 8;
 constexpr int kKills = 4;
-
-// This process's files (one case per process under ctest), removed at its exit.
-std::string Temp(const std::string& name) {
-  static const testing_util::ScratchDir dir("aftershock_crash_process");
-  return dir.Path(name);
-}
 
 // True once the lobby answers the connectionless status query (recovered and serving).
 bool WaitServerUp(uint16_t port) {
@@ -68,16 +63,16 @@ bool WaitServerUp(uint16_t port) {
 // the bots look for it). The lobby port it bound: read back from its stats file.
 std::unique_ptr<Subprocess> StartServer(const std::string& data, const std::string& algorithm,
                                         int replay_threads, int n, uint16_t* port) {
-  std::remove(Temp("stats" + std::to_string(n)).c_str());
+  std::remove(ScratchPath("stats" + std::to_string(n)).c_str());
   const std::vector<std::string> argv = {
       kBin + "/aftershock-server", "--port", std::to_string(*port), "--bind", "127.0.0.1",
       "--threads", "2", "--max-players", "32", "--data-dir", data, "--checkpoint", algorithm,
       "--durability", "sync", "--replay-threads", std::to_string(replay_threads), "--hash-log",
-      "--stats-out", Temp("stats" + std::to_string(n)), "--stats-interval", "1", "--log-level", "warn"};
-  auto server = std::make_unique<Subprocess>(argv, Temp("server.out"),
-                                             Temp("server" + std::to_string(n) + ".err"));
+      "--stats-out", ScratchPath("stats" + std::to_string(n)), "--stats-interval", "1", "--log-level", "warn"};
+  auto server = std::make_unique<Subprocess>(argv, ScratchPath("server.out"),
+                                             ScratchPath("server" + std::to_string(n) + ".err"));
   svtest::ServerPorts ports;
-  *port = svtest::WaitForServerPorts(Temp("stats" + std::to_string(n)), 60000, &ports) ? ports.lobby : 0;
+  *port = svtest::WaitForServerPorts(ScratchPath("stats" + std::to_string(n)), 60000, &ports) ? ports.lobby : 0;
   return server;
 }
 
@@ -96,7 +91,7 @@ std::string LiveHash(const std::string& log, size_t size, uint64_t tick) {
 
 TEST_CASE("kill -9 at random moments: every restart recovers the live state, "
           "nothing acknowledged is lost") {
-  const std::string data = Temp("data");
+  const std::string data = ScratchPath("data");
   std::filesystem::remove_all(data);
   const std::string hash_log = data + "/hash.log";
   const std::vector<std::string> algorithms = {"cou", "pingpong", "naive", "none", "cou"};
@@ -105,11 +100,11 @@ TEST_CASE("kill -9 at random moments: every restart recovers the live state, "
   auto server = StartServer(data, algorithms[0], replay_threads[0], 0, &port);
   REQUIRE(port != 0);
   REQUIRE(WaitServerUp(port));
-  const std::string bots_json = Temp("bots.json");
+  const std::string bots_json = ScratchPath("bots.json");
   Subprocess bots({kBin + "/aftershock-bots", "--server", "127.0.0.1:" + std::to_string(port),
                    "--bots", std::to_string(kBots), "--duration", "24", "--verify", "--quiet",
                    "--identity-prefix", "crash", "--out", bots_json},
-                  Temp("bots.out"), Temp("bots.err"));
+                  ScratchPath("bots.out"), ScratchPath("bots.err"));
   std::mt19937 rng(static_cast<uint32_t>(std::random_device{}()));
   uint64_t last_recovered = 0;
   for (int k = 1; k <= kKills; ++k) {
@@ -122,8 +117,8 @@ TEST_CASE("kill -9 at random moments: every restart recovers the live state, "
     REQUIRE(WaitServerUp(port));
     INFO("kill " << k << ", restarted with --checkpoint " << algorithms[k] << " --replay-threads "
                  << replay_threads[k] << "; "
-                 << ReadFile(Temp("server" + std::to_string(k) + ".err")));
-    const svtest::Json stats = svtest::ParseJson(ReadFile(Temp("stats" + std::to_string(k))));
+                 << ReadFile(ScratchPath("server" + std::to_string(k) + ".err")));
+    const svtest::Json stats = svtest::ParseJson(ReadFile(ScratchPath("stats" + std::to_string(k))));
     REQUIRE(stats.Has("recovery"));
     const svtest::Json& r = stats["recovery"];
     const auto tick = static_cast<uint64_t>(r["recovered_tick"].number);

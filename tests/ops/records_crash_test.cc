@@ -27,15 +27,10 @@
 namespace {
 
 using testing_util::ReadFile;
+using testing_util::ScratchPath;
 using testing_util::Subprocess;
 
 const std::string kBin = AS_BIN_DIR;
-
-// This process's files (one case per process under ctest), removed at its exit.
-std::string Temp(const std::string& name) {
-  static const testing_util::ScratchDir dir("aftershock_records_crash");
-  return dir.Path(name);
-}
 
 bool ServerAnswers(uint16_t port) {
   for (int i = 0; i < 600; ++i) {
@@ -49,16 +44,16 @@ bool ServerAnswers(uint16_t port) {
 // the churning clients look for it). The lobby port it bound: read back from its stats file.
 std::unique_ptr<Subprocess> StartServer(const std::string& data, const std::string& algorithm, int n,
                                         uint16_t* port) {
-  std::remove(Temp("stats" + std::to_string(n)).c_str());
+  std::remove(ScratchPath("stats" + std::to_string(n)).c_str());
   auto server = std::make_unique<Subprocess>(
       std::vector<std::string>{kBin + "/aftershock-server", "--port", std::to_string(*port),
                                "--bind", "127.0.0.1", "--threads", "2", "--max-players", "16",
                                "--max-records", "6", "--data-dir", data, "--checkpoint", algorithm,
-                               "--hash-log", "--stats-out", Temp("stats" + std::to_string(n)),
+                               "--hash-log", "--stats-out", ScratchPath("stats" + std::to_string(n)),
                                "--stats-interval", "0.2", "--log-level", "warn"},
-      Temp("server.out"), Temp("server" + std::to_string(n) + ".err"));
+      ScratchPath("server.out"), ScratchPath("server" + std::to_string(n) + ".err"));
   svtest::ServerPorts ports;
-  *port = svtest::WaitForServerPorts(Temp("stats" + std::to_string(n)), 60000, &ports) ? ports.lobby : 0;
+  *port = svtest::WaitForServerPorts(ScratchPath("stats" + std::to_string(n)), 60000, &ports) ? ports.lobby : 0;
   return server;
 }
 
@@ -78,7 +73,7 @@ std::string LiveHash(const std::string& log, size_t size, uint64_t tick) {
 // Evictions so far, from the newest stats file of server n (-1 if not readable yet).
 double Evicted(int n) {
   try {
-    const svtest::Json j = svtest::ParseJson(ReadFile(Temp("stats" + std::to_string(n))));
+    const svtest::Json j = svtest::ParseJson(ReadFile(ScratchPath("stats" + std::to_string(n))));
     return j["records"]["evicted"].number;
   } catch (const std::exception&) {
     return -1;
@@ -88,7 +83,7 @@ double Evicted(int n) {
 }  // namespace
 
 TEST_CASE("kill -9 while the record store evicts: every restart recovers the live hash") {
-  const std::string data = Temp("data");
+  const std::string data = ScratchPath("data");
   std::filesystem::remove_all(data);
   const std::string hash_log = data + "/hash.log";
   const std::vector<std::string> algorithms = {"cou", "naive", "pingpong", "none"};
@@ -130,8 +125,8 @@ TEST_CASE("kill -9 while the record store evicts: every restart recovers the liv
     REQUIRE(port != 0);
     REQUIRE(ServerAnswers(port));
     INFO("kill " << k << ", restarted with --checkpoint " << algorithms[k] << "; "
-                 << ReadFile(Temp("server" + std::to_string(k) + ".err")));
-    const svtest::Json stats = svtest::ParseJson(ReadFile(Temp("stats" + std::to_string(k))));
+                 << ReadFile(ScratchPath("server" + std::to_string(k) + ".err")));
+    const svtest::Json stats = svtest::ParseJson(ReadFile(ScratchPath("stats" + std::to_string(k))));
     const svtest::Json& r = stats["recovery"];
     const auto tick = static_cast<uint64_t>(r["recovered_tick"].number);
     CHECK(r["found_state"].boolean);

@@ -28,19 +28,14 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing_util::ReadFile;
+using testing_util::ScratchPath;
 using testing_util::Subprocess;
-
-// This process's files (one case per process under ctest), removed at its exit.
-std::string Temp(const std::string& name) {
-  static const testing_util::ScratchDir dir("aftershock_replay_test");
-  return dir.Path(name);
-}
 
 // Records a short game with the real server (svtest::RecordTrace) into a fresh directory;
 // returns it.
 std::string RecordTrace() {
   spdlog::set_level(spdlog::level::warn);
-  const std::string dir = Temp("trace");
+  const std::string dir = ScratchPath("trace");
   REQUIRE(svtest::RecordTrace(dir, 10, "r", 1500, 7) == "");
   return dir;
 }
@@ -92,7 +87,7 @@ struct BinaryRun {
 BinaryRun RunBinary(const std::vector<std::string>& args) {
   std::vector<std::string> argv = {AS_REPLAY_BIN};
   argv.insert(argv.end(), args.begin(), args.end());
-  const std::string out = Temp("out.txt"), err = Temp("err.txt");
+  const std::string out = ScratchPath("out.txt"), err = ScratchPath("err.txt");
   BinaryRun r;
   {
     Subprocess p(argv, out, err);
@@ -224,7 +219,7 @@ TEST_CASE("replay with locality assignment runs every command on the owner of it
 // ended in another state in every try, so skipping the turns fails this test.
 TEST_CASE("replay in the logged order reproduces the recorded state at any thread count") {
   spdlog::set_level(spdlog::level::warn);
-  const std::string dir = Temp("trace32");
+  const std::string dir = ScratchPath("trace32");
   REQUIRE(svtest::RecordTrace(dir, 32, "r", 3000, 7) == "");
   for (int threads : {2, 8}) {
     for (sv::Assignment assign : {sv::Assignment::kRoundRobin, sv::Assignment::kLocality}) {
@@ -293,13 +288,13 @@ TEST_CASE("replay refuses bad flags with a clear message") {
 
 TEST_CASE("replay of a damaged, foreign or missing directory is a clear error and writes nothing") {
   const std::string dir = RecordTrace();
-  const std::string stats = Temp("stats.json");
+  const std::string stats = ScratchPath("stats.json");
 
   SECTION("missing") {
-    const BinaryRun b = RunBinary({"--data-dir", Temp("nowhere"), "--stats-out", stats});
+    const BinaryRun b = RunBinary({"--data-dir", ScratchPath("nowhere"), "--stats-out", stats});
     CHECK(b.exit_code == 1);
     CHECK(b.err.find("does not exist") != std::string::npos);
-    CHECK_FALSE(fs::exists(Temp("nowhere")));
+    CHECK_FALSE(fs::exists(ScratchPath("nowhere")));
   }
   SECTION("foreign: another map") {
     const auto before = Listing(dir);

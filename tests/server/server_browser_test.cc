@@ -24,6 +24,7 @@
 namespace {
 
 using testing_util::ReadFile;
+using testing_util::ScratchPath;
 using testing_util::Subprocess;
 
 constexpr const char* kQuakestat = "/usr/bin/quakestat";  // Debian package qstat
@@ -36,15 +37,9 @@ bool ServerAnswers(uint16_t port) {
   return false;
 }
 
-// This process's files (one case per process under ctest), removed at its exit.
-std::string Temp(const std::string& name) {
-  static const testing_util::ScratchDir dir("aftershock_browser_test");
-  return dir.Path(name);
-}
-
 // Runs quakestat with `args` and returns its standard output.
 std::string Quakestat(const std::vector<std::string>& args) {
-  const std::string out = Temp("qstat.out");
+  const std::string out = ScratchPath("qstat.out");
   std::vector<std::string> argv = {kQuakestat};
   argv.insert(argv.end(), args.begin(), args.end());
   Subprocess q(argv, out, "/dev/null");
@@ -73,7 +68,7 @@ std::vector<std::string> Lines(const std::string& s) {
 
 // A fresh stats file path for one case (the server reports its ports there).
 std::string StatsPath(const std::string& tag) {
-  const std::string path = Temp(tag + ".json");
+  const std::string path = ScratchPath(tag + ".json");
   std::remove(path.c_str());
   return path;
 }

@@ -30,4 +30,9 @@ ScratchDir::~ScratchDir() {
   std::filesystem::remove_all(path_, ec);
 }
 
+std::string ScratchPath(const std::string& name) {
+  static const ScratchDir dir(program_invocation_short_name);
+  return dir.Path(name);
+}
+
 }  // namespace testing_util

@@ -26,4 +26,9 @@ class ScratchDir {
   std::string path_;
 };
 
+// A path in this process's scratch directory: a ScratchDir named after the program, made on
+// the first call and removed when the process exits normally. For tests whose helpers name their
+// files (ctest runs each case in a process of its own). Not thread-safe on the first call.
+std::string ScratchPath(const std::string& name);
+
 }  // namespace testing_util
