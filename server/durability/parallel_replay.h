@@ -21,25 +21,25 @@
 //
 // Following the live lock order. A record written by a server with several workers carries, for
 // each command, the commands of the tick that held one of its locks last before it
-// (TickRecord::lock_order, tick_recorder.h): the dependencies the walk would find, known before
-// the tick starts; they hold on a tree whose leaves each lie inside one of the live tree's leaves,
-// so only on a tree at least as deep as the live one (TickRecord::lock_depth; on a coarser tree
-// two commands that shared no live lock may still link and unlink in one leaf's entity list, and
-// such ticks go to the walk). Where it is followed, no walk runs and no command goes through the
-// ready queue. The map is cut into one stream per thread (runs of areanode leaves, by where each
+// (TickRecord::lock_order, tick_recorder.h): the dependencies the walk would find, known before the
+// tick starts; they hold on a tree whose leaves each lie inside one of the live tree's leaves, so
+// only on a tree at least as deep as the live one (TickRecord::lock_depth; on a coarser tree two
+// commands that shared no live lock may still link and unlink in one leaf's entity list, and such
+// ticks go to the walk). Where it is followed, no walk runs and no command goes through the ready
+// queue. The map is cut into one stream per thread (runs of areanode leaves, by where each
 // command's player stood after its last replayed command, with about as many commands each) and
-// each command goes to its stream; helper 1 makes the cut while the owner runs the tick's world part. A stream is run
-// by one thread at a time: from its first command not yet run it looks a few commands ahead for
-// one whose dependencies have all run (an acquire load of each one's flag), claims it (a
-// compare-and-swap on its flag), runs it and marks it run. A thread that finds nothing to run in
-// its stream follows the command it waits for down to the one holding the chain up and, if that
-// can run and nobody has claimed it, runs it itself (RunBlocker), whichever stream it is in.
-// Neighbours in space mostly depend on each other, so most dependencies stay inside a stream.
-// Exact for the walk's reason: two commands that shared a lock live run in their live
-// order, which is their log order, and two that did not commute. Every dependency points to an
-// earlier command (the decoder checks it), so the earliest command not yet run can always start:
-// a thread that finds nothing to run in its stream takes another that nobody holds, and a lone
-// thread runs them all.
+// each command goes to its stream; helper 1 makes the cut while the owner runs the tick's world
+// part. A stream is run by one thread at a time: from its first command not yet run it looks a few
+// commands ahead for one whose dependencies have all run (an acquire load of each one's flag),
+// claims it (a compare-and-swap on its flag), runs it and marks it run. A thread that finds nothing
+// to run in its stream follows the command it waits for down to the one holding the chain up and,
+// if that can run and nobody has claimed it, runs it itself (RunBlocker), whichever stream it is
+// in. Neighbours in space mostly depend on each other, so most dependencies stay inside a stream.
+// Exact for the walk's reason: two commands that shared a lock live run in their live order, which
+// is their log order, and two that did not commute. Every dependency points to an earlier command
+// (the decoder checks it), so the earliest command not yet run can always start: a thread that
+// finds nothing to run in its stream takes another that nobody holds, and a lone thread runs them
+// all.
 //
 // Scheduling (parallel_replay.cc): no lock per hand-off. Each command has an atomic count of the
 // dependencies it still waits for and a lock-free list of the commands waiting for it; a command
