@@ -5,7 +5,6 @@
 // what it declared: the region check (world.cc) verifies it at run time.
 #include <algorithm>
 #include <cmath>
-#include <optional>
 
 #include "server/core/check.h"
 #include "server/game/command_scope.h"
@@ -157,16 +156,19 @@ core::Status World::ExecuteCommand(EntityId player, const UserCmd& cmd) {
     return core::Status::Refused("command: sequence " + std::to_string(cmd.sequence) +
                                  " already applied");
   }
-  std::optional<CommandScope> scope;
-  std::optional<ScopedCommand> declared;
-  if (region_check_) {
-    scope.emplace();
-    scope->world = this;
-    scope->player = player;
-    scope->sequence = cmd.sequence;
-    scope->region = RegionOf(player, cmd);
-    declared.emplace(&*scope);
-  }
+  if (!region_check_) return ApplyCommand(player, cmd);
+  CommandScope scope;
+  scope.world = this;
+  scope.player = player;
+  scope.sequence = cmd.sequence;
+  scope.region = RegionOf(player, cmd);
+  ScopedCommand declared(&scope);
+  return ApplyCommand(player, cmd);
+}
+
+// Not an std::optional<CommandScope> in ExecuteCommand: gcc 12 zeroes an empty optional's whole
+// storage (608 bytes) on every command, region check or not.
+core::Status World::ApplyCommand(EntityId player, const UserCmd& cmd) {
   Edict& p = Mut(player);
   p.last_cmd_sequence = cmd.sequence;
   p.commands_executed++;

@@ -226,6 +226,9 @@ class World {
 
   // command.cc
   Bounds MoveCore(const Edict& p, const UserCmd& cmd) const;
+  // ExecuteCommand's effects, once its checks passed (and its region is declared, under the
+  // region check).
+  core::Status ApplyCommand(EntityId player, const UserCmd& cmd);
   bool RunMovement(EntityId player, const UserCmd& cmd);
   void TouchItems(EntityId player, const Bounds& box, std::vector<EntityId>* items);
   void Teleport(EntityId player, const TriggerVolume& tp);
