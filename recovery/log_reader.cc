@@ -40,10 +40,15 @@ std::string Hint(const std::string& dir) {
 
 }  // namespace
 
-core::Status ParseSegment(std::string_view data, const std::string& file, uint64_t number,
-                          SegmentInfo* info,
-                          const std::function<core::Status(uint64_t, std::string_view)>& fn) {
+namespace {
+
+// ParseSegment, for bytes whose records up to tick prior_last_tick were passed over (0: none):
+// the records left must come after it, as in the whole segment.
+core::Status ParseSegmentAfter(std::string_view data, const std::string& file, uint64_t number,
+                               uint64_t prior_last_tick, SegmentInfo* info,
+                               const std::function<core::Status(uint64_t, std::string_view)>& fn) {
   *info = SegmentInfo{};
+  info->last_tick = prior_last_tick;
   info->file = file;
   info->number = number;
   info->size_bytes = data.size();
@@ -109,12 +114,73 @@ core::Status ParseSegment(std::string_view data, const std::string& file, uint64
   return core::Status::OK();
 }
 
+}  // namespace
+
+core::Status ParseSegment(std::string_view data, const std::string& file, uint64_t number,
+                          SegmentInfo* info,
+                          const std::function<core::Status(uint64_t, std::string_view)>& fn) {
+  return ParseSegmentAfter(data, file, number, 0, info, fn);
+}
+
 namespace {
 
 struct LoadedSegment {
   SegmentInfo info;
+  // The segment's header, then its bytes from offset 32 + skipped to the end: the records at or
+  // before after_tick that ReadSegmentAfter passed over are not in it.
   std::string data;
+  uint64_t skipped = 0;
+  uint64_t walked_first_tick = 0, walked_last_tick = 0;  // of the records passed over; 0: none
 };
+
+// Reads the segment at `path` into seg->data without the records a recovery from `after_tick`
+// does not need: it walks the record headers (length and tick, 16 bytes each, one read per
+// record) from the segment's header while their ticks are at or before after_tick, and reads
+// the rest whole. The walk checks only what it must to find the next header (the length fits
+// the file, the ticks rise); it stops at the first header that fails, so that ParseSegment
+// reports that spot from the bytes, as before. So a record at or before after_tick is no longer
+// checksummed: recovery does not replay it (LevelDB and PostgreSQL likewise read no log from
+// before their checkpoint). With after_tick 0, or a segment header that does not verify, the
+// whole file is read.
+core::Status ReadSegmentAfter(Env* env, const std::string& path, uint64_t after_tick,
+                              LoadedSegment* seg) {
+  seg->skipped = seg->walked_first_tick = seg->walked_last_tick = 0;
+  if (after_tick == 0) return ReadWholeFile(env, path, &seg->data);
+  std::unique_ptr<File> f;
+  if (core::Status s = env->Open(path, OpenMode::kRead, &f); !s.ok()) return s;
+  uint64_t size = 0;
+  if (core::Status s = f->Size(&size); !s.ok()) return s;
+  std::string header;
+  if (core::Status s = f->Read(0, lf::kSegmentHeaderSize, &header); !s.ok()) return s;
+  const char* h = header.data();
+  if (header.size() < lf::kSegmentHeaderSize || DecodeFixed32(h) != lf::kSegmentMagic ||
+      crc32c::Unmask(DecodeFixed32(h + 28)) != crc32c::Value(h, 28)) {
+    return f->Read(0, static_cast<size_t>(size), &seg->data);  // ParseSegment says what is wrong
+  }
+  const uint64_t header_first_tick = DecodeFixed64(h + 16);
+  uint64_t pos = lf::kSegmentHeaderSize, last = 0;
+  std::string rec;
+  while (size - pos >= lf::kRecordHeaderSize) {
+    if (core::Status s = f->Read(pos, lf::kRecordHeaderSize, &rec); !s.ok()) return s;
+    if (rec.size() < lf::kRecordHeaderSize) break;
+    const uint32_t len = DecodeFixed32(rec.data() + 4);
+    const uint64_t tick = DecodeFixed64(rec.data() + 8);
+    if (tick > after_tick || len > lf::kMaxPayload || size - pos - lf::kRecordHeaderSize < len ||
+        tick <= last || tick < header_first_tick) {
+      break;
+    }
+    if (last == 0) seg->walked_first_tick = tick;
+    last = tick;
+    pos += lf::kRecordHeaderSize + len;
+  }
+  seg->walked_last_tick = last;
+  seg->skipped = pos - lf::kSegmentHeaderSize;
+  std::string rest;
+  if (core::Status s = f->Read(pos, static_cast<size_t>(size - pos), &rest); !s.ok()) return s;
+  seg->data = std::move(header);
+  seg->data += rest;
+  return core::Status::OK();
+}
 
 // Pass 1: read, check and (if allowed) repair every segment. Keeps the bytes of segments that
 // hold ticks > after_tick for pass 2.
@@ -134,9 +200,9 @@ core::Status ValidateAll(Env* env, const std::string& dir, const LogScanOptions&
     const bool newest = std::next(it) == by_number.end();
     const std::string path = JoinPath(dir, it->second);
     LoadedSegment seg;
-    if (core::Status s = ReadWholeFile(env, path, &seg.data); !s.ok()) return s;
-    core::Status gap = ParseSegment(seg.data, it->second, it->first, &seg.info,
-                                    [&](uint64_t tick, std::string_view) -> core::Status {
+    if (core::Status s = ReadSegmentAfter(env, path, options.after_tick, &seg); !s.ok()) return s;
+    core::Status gap = ParseSegmentAfter(seg.data, it->second, it->first, seg.walked_last_tick,
+                                         &seg.info, [&](uint64_t tick, std::string_view) -> core::Status {
       if (tick <= options.after_tick) return core::Status::OK();
       if (tick != expect) {
         return core::Status::Corruption(it->second + ": the log has no record of tick " +
@@ -149,6 +215,9 @@ core::Status ValidateAll(Env* env, const std::string& dir, const LogScanOptions&
     if (!gap.ok()) return gap;
     SegmentInfo& info = seg.info;
     if (info.damaged) {
+      // Offsets in seg.data past its header are file offsets less the records passed over.
+      const uint64_t local = info.damage_offset;
+      if (local >= lf::kSegmentHeaderSize) info.damage_offset += seg.skipped;
       if (!newest || !info.tail_only) {
         return core::Status::Corruption(it->second + " offset " + std::to_string(info.damage_offset) +
                                         ": " + info.damage + Hint(dir));
@@ -156,18 +225,22 @@ core::Status ValidateAll(Env* env, const std::string& dir, const LogScanOptions&
       report->truncated = true;
       report->truncated_file = it->second;
       report->truncated_offset = info.damage_offset;
-      report->truncated_bytes = seg.data.size() - info.damage_offset;
+      report->truncated_bytes = seg.data.size() - local;
       if (options.repair_tail) {
         std::unique_ptr<File> f;
         if (core::Status s = env->Open(path, OpenMode::kReadWrite, &f); !s.ok()) return s;
         if (core::Status s = f->Truncate(info.damage_offset); !s.ok()) return s;
         if (core::Status s = f->Sync(); !s.ok()) return s;
       }
-      seg.data.resize(info.damage_offset);
+      seg.data.resize(local);
     }
-    if (info.records > 0) {
-      if (info.first_tick <= prev_last) {
-        return core::Status::Corruption(it->second + ": first tick " + std::to_string(info.first_tick) +
+    // The segment's first record may be one the walk passed over (info.last_tick is then at
+    // least its last).
+    const bool any_record = info.records > 0 || seg.walked_first_tick > 0;
+    const uint64_t first_tick = seg.walked_first_tick > 0 ? seg.walked_first_tick : info.first_tick;
+    if (any_record) {
+      if (first_tick <= prev_last) {
+        return core::Status::Corruption(it->second + ": first tick " + std::to_string(first_tick) +
                                         " is not after the last tick " + std::to_string(prev_last) +
                                         " of " + prev_file + Hint(dir));
       }
@@ -190,8 +263,9 @@ core::Status ScanLog(Env* env, const std::string& dir, const LogScanOptions& opt
   // Pass 2: deliver ticks after_tick+1, after_tick+2, ... (pass 1 proved there is no gap).
   for (LoadedSegment& seg : loaded) {
     SegmentInfo scratch;
-    core::Status s = ParseSegment(seg.data, seg.info.file, seg.info.number, &scratch,
-                                  [&](uint64_t tick, std::string_view payload) -> core::Status {
+    core::Status s = ParseSegmentAfter(seg.data, seg.info.file, seg.info.number,
+                                       seg.walked_last_tick, &scratch,
+                                       [&](uint64_t tick, std::string_view payload) -> core::Status {
       if (tick <= options.after_tick) return core::Status::OK();
       return fn ? fn(tick, payload) : core::Status::OK();
     });

@@ -52,10 +52,13 @@ struct LogScanReport {
 
 using RecordFn = std::function<core::Status(uint64_t tick, std::string_view payload)>;
 
-// Validates the whole log first, then delivers records with tick > after_tick in order. They
-// must be consecutive from after_tick + 1 (a gap is Corruption). A damaged record anywhere but
-// at the very end of the newest segment is Corruption: "<file> offset N: ...; use
-// aftershock-inspect DIR". fn may be empty (validate only).
+// Validates the log first, then delivers records with tick > after_tick in order. They must be
+// consecutive from after_tick + 1 (a gap is Corruption). A damaged record anywhere but at the
+// very end of the newest segment is Corruption: "<file> offset N: ...; use aftershock-inspect
+// DIR". fn may be empty (validate only). With after_tick > 0, the records at or before it are
+// not read: only their headers, to find the next record (a length that runs past the file or a
+// tick out of order is still damage there), so a flipped bit in their payloads goes unseen, as
+// in a log that recovery does not need. aftershock-inspect checks every record.
 core::Status ScanLog(Env* env, const std::string& dir, const LogScanOptions& options,
                      const RecordFn& fn, LogScanReport* report);
 
