@@ -257,7 +257,7 @@ int Main(int argc, char** argv) {
               id.tick_ms, first.commands_replayed, runs, first.state_hash);
   std::printf("%-8s %12s %12s %10s %16s %12s %12s\n", "threads", "replay_ms", "total_ms", "speedup",
               "speed_x_realtime", "cpu_ms", "handoff_ns");
-  double base = 0;
+  double base = -1;  // the first thread count's median replay_ms
   for (int threads : thread_counts) {
     std::vector<double> replay, total, speed, cpu, handoff;
     for (const Run& run : done) {
@@ -269,8 +269,11 @@ int Main(int argc, char** argv) {
       handoff.push_back(run.handoff_ns);
     }
     const double m = Median(replay);
-    if (base == 0) base = m;
-    std::printf("%-8d %12.1f %12.1f %9.2fx %16.0f %12.0f %12.0f\n", threads, m, Median(total), base / m,
+    if (base < 0) base = m;
+    // Nothing replayed (the checkpoint was the last tick): no speed-up to give.
+    char speedup[32] = "-";
+    if (base > 0 && m > 0) std::snprintf(speedup, sizeof(speedup), "%.2fx", base / m);
+    std::printf("%-8d %12.1f %12.1f %10s %16.0f %12.0f %12.0f\n", threads, m, Median(total), speedup,
                 Median(speed), Median(cpu), Median(handoff));
   }
   return 0;
