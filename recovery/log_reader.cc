@@ -16,13 +16,19 @@ namespace lf = log_format;
 
 namespace {
 
+// True if a record of payload length `len` is allowed and fits in the `left` bytes from its
+// start to the end of the file (header included; left >= kRecordHeaderSize).
+bool RecordFits(uint32_t len, uint64_t left) {
+  return len <= lf::kMaxPayload && left - lf::kRecordHeaderSize >= len;
+}
+
 // True if a whole, checksum-valid record with tick > min_tick starts at pos.
 bool ValidRecordAt(std::string_view data, size_t pos, uint64_t min_tick) {
   if (data.size() - pos < lf::kRecordHeaderSize) return false;
   const char* p = data.data() + pos;
   uint32_t len = DecodeFixed32(p + 4);
   uint64_t tick = DecodeFixed64(p + 8);
-  if (len > lf::kMaxPayload || data.size() - pos - lf::kRecordHeaderSize < len) return false;
+  if (!RecordFits(len, data.size() - pos)) return false;
   if (tick <= min_tick) return false;
   return crc32c::Unmask(DecodeFixed32(p)) == crc32c::Value(p + 4, 12 + size_t(len));
 }
@@ -32,6 +38,12 @@ bool AnyValidRecordAfter(std::string_view data, size_t pos, uint64_t min_tick) {
     if (ValidRecordAt(data, q, min_tick)) return true;
   }
   return false;
+}
+
+// True if the 32-byte segment header at h has the magic and its checksum matches.
+bool SegmentHeaderVerifies(const char* h) {
+  return DecodeFixed32(h) == lf::kSegmentMagic &&
+         crc32c::Unmask(DecodeFixed32(h + 28)) == crc32c::Value(h, 28);
 }
 
 std::string Hint(const std::string& dir) {
@@ -64,8 +76,7 @@ core::Status ParseSegmentAfter(std::string_view data, const std::string& file, u
     return core::Status::OK();
   }
   const char* h = data.data();
-  if (DecodeFixed32(h) != lf::kSegmentMagic ||
-      crc32c::Unmask(DecodeFixed32(h + 28)) != crc32c::Value(h, 28)) {
+  if (!SegmentHeaderVerifies(h)) {
     damage(0, "bad segment header (magic or checksum)");
     return core::Status::OK();
   }
@@ -90,7 +101,7 @@ core::Status ParseSegmentAfter(std::string_view data, const std::string& file, u
     const char* p = data.data() + pos;
     uint32_t len = DecodeFixed32(p + 4);
     uint64_t tick = DecodeFixed64(p + 8);
-    if (len > lf::kMaxPayload || data.size() - pos - lf::kRecordHeaderSize < len) {
+    if (!RecordFits(len, data.size() - pos)) {
       damage(pos, "record length " + std::to_string(len) + " runs past the end of the file");
       break;
     }
@@ -152,12 +163,10 @@ core::Status ReadSegmentAfter(Env* env, const std::string& path, uint64_t after_
   if (core::Status s = f->Size(&size); !s.ok()) return s;
   std::string header;
   if (core::Status s = f->Read(0, lf::kSegmentHeaderSize, &header); !s.ok()) return s;
-  const char* h = header.data();
-  if (header.size() < lf::kSegmentHeaderSize || DecodeFixed32(h) != lf::kSegmentMagic ||
-      crc32c::Unmask(DecodeFixed32(h + 28)) != crc32c::Value(h, 28)) {
+  if (header.size() < lf::kSegmentHeaderSize || !SegmentHeaderVerifies(header.data())) {
     return f->Read(0, static_cast<size_t>(size), &seg->data);  // ParseSegment says what is wrong
   }
-  const uint64_t header_first_tick = DecodeFixed64(h + 16);
+  const uint64_t header_first_tick = DecodeFixed64(header.data() + 16);
   uint64_t pos = lf::kSegmentHeaderSize, last = 0;
   std::string rec;
   while (size - pos >= lf::kRecordHeaderSize) {
@@ -165,8 +174,7 @@ core::Status ReadSegmentAfter(Env* env, const std::string& path, uint64_t after_
     if (rec.size() < lf::kRecordHeaderSize) break;
     const uint32_t len = DecodeFixed32(rec.data() + 4);
     const uint64_t tick = DecodeFixed64(rec.data() + 8);
-    if (tick > after_tick || len > lf::kMaxPayload || size - pos - lf::kRecordHeaderSize < len ||
-        tick <= last || tick < header_first_tick) {
+    if (tick > after_tick || !RecordFits(len, size - pos) || tick <= last || tick < header_first_tick) {
       break;
     }
     if (last == 0) seg->walked_first_tick = tick;
@@ -175,10 +183,11 @@ core::Status ReadSegmentAfter(Env* env, const std::string& path, uint64_t after_
   }
   seg->walked_last_tick = last;
   seg->skipped = pos - lf::kSegmentHeaderSize;
-  std::string rest;
-  if (core::Status s = f->Read(pos, static_cast<size_t>(size - pos), &rest); !s.ok()) return s;
-  seg->data = std::move(header);
-  seg->data += rest;
+  // One read of the rest and the 32 bytes before it (the last skipped record's tail, or the
+  // header itself), which the header then overwrites: no second copy of the rest.
+  const uint64_t from = pos - lf::kSegmentHeaderSize;
+  if (core::Status s = f->Read(from, static_cast<size_t>(size - from), &seg->data); !s.ok()) return s;
+  seg->data.replace(0, lf::kSegmentHeaderSize, header);
   return core::Status::OK();
 }
 

@@ -36,6 +36,23 @@ void AppendTicks(LogWriter* log, uint64_t from, uint64_t to) {
   for (uint64_t t = from; t <= to; ++t) REQUIRE(log->Append(t, PayloadOf(t)).ok());
 }
 
+// Logs ticks 1..9 into segment 1 of `env` (sync mode) and returns the segment's bytes.
+std::string LogNineTicks(FaultEnv* env) {
+  auto log = OpenLog(env, SyncMode::kSync);
+  AppendTicks(log.get(), 1, 9);
+  REQUIRE(log->Close().ok());
+  std::string full;
+  REQUIRE(env->GetFile(JoinPath(kDir, log_format::SegmentFileName(1)), &full));
+  return full;
+}
+
+// File offset of tick's record in a segment that starts at tick 1 (as LogNineTicks writes it).
+size_t OffsetOfTick(uint64_t tick) {
+  size_t off = log_format::kSegmentHeaderSize;
+  for (uint64_t t = 1; t < tick; ++t) off += log_format::kRecordHeaderSize + PayloadOf(t).size();
+  return off;
+}
+
 // Scans and returns tick -> payload.
 core::Status Scan(Env* env, std::map<uint64_t, std::string>* out, LogScanReport* report,
                   uint64_t after = 0, bool repair = true) {
@@ -120,14 +137,9 @@ TEST_CASE("log async mode syncs on its timer and on Flush, and off mode never sy
 
 TEST_CASE("log torn tail at every byte offset of the last record is cut, once", "[log][fault]") {
   FaultEnv base;
-  auto log = OpenLog(&base, SyncMode::kSync);
-  AppendTicks(log.get(), 1, 9);
-  REQUIRE(log->Close().ok());
+  const std::string full = LogNineTicks(&base);
   const std::string file = JoinPath(kDir, log_format::SegmentFileName(1));
-  std::string full;
-  REQUIRE(base.GetFile(file, &full));
-  const size_t last_len = log_format::kRecordHeaderSize + PayloadOf(9).size();
-  const size_t last_start = full.size() - last_len;
+  const size_t last_start = OffsetOfTick(9);
   for (size_t cut = last_start; cut < full.size(); ++cut) {
     for (bool garbage : {false, true}) {
       FaultEnv env;
@@ -155,15 +167,9 @@ TEST_CASE("log torn tail at every byte offset of the last record is cut, once", 
 
 TEST_CASE("log damage in the middle is Corruption naming file, offset and the tool", "[log][fault]") {
   FaultEnv base;
-  auto log = OpenLog(&base, SyncMode::kSync);
-  AppendTicks(log.get(), 1, 9);
-  REQUIRE(log->Close().ok());
+  const std::string full = LogNineTicks(&base);
   const std::string name = log_format::SegmentFileName(1);
-  std::string full;
-  REQUIRE(base.GetFile(JoinPath(kDir, name), &full));
-  // Offset of the record of tick 4.
-  size_t off = log_format::kSegmentHeaderSize;
-  for (uint64_t t = 1; t < 4; ++t) off += log_format::kRecordHeaderSize + PayloadOf(t).size();
+  const size_t off = OffsetOfTick(4);
   for (size_t flip_at : {off + 4 /*length*/, off + 9 /*tick*/, off + 17 /*payload*/, off /*crc*/}) {
     FaultEnv env;
     std::string bad = full;
@@ -187,18 +193,9 @@ TEST_CASE("log damage in the middle is Corruption naming file, offset and the to
 // (ScanLog's contract): the offsets it reports and cuts at must still be file offsets.
 TEST_CASE("log scan after a checkpoint tick skips the records before it, at file offsets", "[log][fault]") {
   FaultEnv base;
-  auto log = OpenLog(&base, SyncMode::kSync);
-  AppendTicks(log.get(), 1, 9);
-  REQUIRE(log->Close().ok());
+  const std::string full = LogNineTicks(&base);
   const std::string name = log_format::SegmentFileName(1);
   const std::string file = JoinPath(kDir, name);
-  std::string full;
-  REQUIRE(base.GetFile(file, &full));
-  auto offset_of = [](uint64_t tick) {
-    size_t off = log_format::kSegmentHeaderSize;
-    for (uint64_t t = 1; t < tick; ++t) off += log_format::kRecordHeaderSize + PayloadOf(t).size();
-    return off;
-  };
   std::map<uint64_t, std::string> got;
   LogScanReport report;
 
@@ -215,7 +212,7 @@ TEST_CASE("log scan after a checkpoint tick skips the records before it, at file
   }
   SECTION("a flipped payload bit before the checkpoint is not read; after it, it is Corruption") {
     std::string bad = full;
-    bad[offset_of(3) + log_format::kRecordHeaderSize + 1] ^= 0x10;  // tick 3 has 3 payload bytes
+    bad[OffsetOfTick(3) + log_format::kRecordHeaderSize + 1] ^= 0x10;  // tick 3 has 3 payload bytes
     FaultEnv env;
     env.PutFile(file, bad);
     REQUIRE(Scan(&env, &got, &report, /*after=*/5).ok());
@@ -223,14 +220,14 @@ TEST_CASE("log scan after a checkpoint tick skips the records before it, at file
     CHECK(got.begin()->first == 6);
     core::Status s = Scan(&env, &got, &report, /*after=*/2);
     CHECK(s.code() == core::Status::Code::kCorruption);
-    CHECK(s.message().find(name + " offset " + std::to_string(offset_of(3))) != std::string::npos);
+    CHECK(s.message().find(name + " offset " + std::to_string(OffsetOfTick(3))) != std::string::npos);
     std::string after;
     REQUIRE(env.GetFile(file, &after));
     CHECK(after == bad);  // nothing was cut
   }
   SECTION("a record length before the checkpoint that breaks the walk is Corruption at its offset") {
     std::string bad = full;
-    bad[offset_of(3) + 4] ^= 0x10;  // the length of tick 3's record
+    bad[OffsetOfTick(3) + 4] ^= 0x10;  // the length of tick 3's record
     FaultEnv env;
     env.PutFile(file, bad);
     core::Status s = Scan(&env, &got, &report, /*after=*/5);
@@ -240,7 +237,7 @@ TEST_CASE("log scan after a checkpoint tick skips the records before it, at file
     // after tick 3's, and the tool that shows the rest.
     const size_t at = s.message().find(name + " offset ");
     REQUIRE(at != std::string::npos);
-    CHECK(std::stoul(s.message().substr(at + name.size() + 8)) >= offset_of(3));
+    CHECK(std::stoul(s.message().substr(at + name.size() + 8)) >= OffsetOfTick(3));
     CHECK(s.message().find("aftershock-inspect /db") != std::string::npos);
     CHECK(got.empty());
     std::string after;
@@ -248,7 +245,7 @@ TEST_CASE("log scan after a checkpoint tick skips the records before it, at file
     CHECK(after == bad);  // nothing was cut
   }
   SECTION("a torn tail after the checkpoint is cut at its file offset") {
-    const size_t last_start = offset_of(9);
+    const size_t last_start = OffsetOfTick(9);
     for (uint64_t after : {5, 8}) {
       for (size_t cut = last_start + 1; cut < full.size(); ++cut) {
         INFO("after " << after << ", cut at " << cut);
@@ -269,7 +266,7 @@ TEST_CASE("log scan after a checkpoint tick skips the records before it, at file
   SECTION("a torn record at or before the checkpoint is not read, and is left as it is") {
     // The checkpoint (tick 12) is past the log, as it can be in async mode. Tick 9's header is
     // whole and its payload torn: recovery needs none of it.
-    const size_t cut = offset_of(9) + log_format::kRecordHeaderSize + 1;
+    const size_t cut = OffsetOfTick(9) + log_format::kRecordHeaderSize + 1;
     const std::string torn = full.substr(0, cut) + std::string(full.size() - cut, '\x5a');
     FaultEnv env;
     env.PutFile(file, torn);
@@ -282,7 +279,7 @@ TEST_CASE("log scan after a checkpoint tick skips the records before it, at file
     // A scan that needs tick 9 finds the tear and cuts it.
     REQUIRE(Scan(&env, &got, &report, /*after=*/5).ok());
     CHECK(got.size() == 3);
-    CHECK(report.truncated_offset == offset_of(9));
+    CHECK(report.truncated_offset == OffsetOfTick(9));
   }
 }
 
