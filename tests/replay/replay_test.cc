@@ -4,12 +4,15 @@
 // and other schemes run to completion with their conflict figures; bad flags are refused with a
 // clear message; a damaged, foreign, torn or missing directory through the real binary gives a
 // clear error (or, for a torn tail, a replay) and its bytes are unchanged afterwards.
+// aftershock-bench-recovery, the recovery benchmark, on the same kind of trace: its runs, its
+// figures, and its bad flags and directories.
 #include <catch2/catch.hpp>
 
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -81,23 +84,36 @@ std::string NewestSegment(const std::string& dir) {
 
 struct BinaryRun {
   int exit_code = -1;
-  std::string err;
+  std::string out, err;
 };
 
-BinaryRun RunBinary(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {AS_REPLAY_BIN};
+// Runs `binary` (aftershock-replay unless given) with `args`; waits up to 120 s.
+BinaryRun RunBinary(const std::vector<std::string>& args, const std::string& binary = AS_REPLAY_BIN) {
+  std::vector<std::string> argv = {binary};
   argv.insert(argv.end(), args.begin(), args.end());
   const std::string out = ScratchPath("out.txt"), err = ScratchPath("err.txt");
   BinaryRun r;
   {
     Subprocess p(argv, out, err);
     REQUIRE(p.started());
-    r.exit_code = p.Wait(60);
+    r.exit_code = p.Wait(120);
   }
+  r.out = ReadFile(out);
   r.err = ReadFile(err);
   fs::remove(out);
   fs::remove(err);
   return r;
+}
+
+BinaryRun RunBenchRecovery(const std::vector<std::string>& args) {
+  return RunBinary(args, AS_BENCH_RECOVERY_BIN);
+}
+
+// The value after `key ` on a line of aftershock-bench-recovery's output; -1 if absent.
+double FieldOf(const std::string& line, const std::string& key) {
+  const size_t at = line.find(" " + key + " ");
+  if (at == std::string::npos) return -1;
+  return std::stod(line.substr(at + key.size() + 2));
 }
 
 }  // namespace
@@ -346,5 +362,68 @@ TEST_CASE("replay of a damaged, foreign or missing directory is a clear error an
     CHECK(Listing(dir) == before);
   }
   fs::remove(stats);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("bench-recovery times a recorded trace at each thread count, read-only, with the host's "
+          "arithmetic speed beside each run") {
+  const std::string dir = RecordTrace();
+  // Without the backups, recovery replays the whole log (the server checkpointed to its last tick).
+  for (int i = 0; i < 2; ++i) fs::remove(dir + "/backup-" + std::to_string(i) + ".ckpt");
+  const auto before = Listing(dir);
+  const BinaryRun b = RunBenchRecovery({"--data-dir", dir, "--replay-threads", "1,2", "--runs", "2"});
+  INFO(b.out << b.err);
+  REQUIRE(b.exit_code == 0);
+  CHECK(b.out.find("every run recovered state") != std::string::npos);
+  int runs[3] = {0, 0, 0};
+  std::istringstream lines(b.out);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("run ", 0) != 0) continue;
+    INFO(line);
+    const int threads = static_cast<int>(FieldOf(line, "threads"));
+    REQUIRE((threads == 1 || threads == 2));
+    ++runs[threads];
+    CHECK(FieldOf(line, "commands") > 0);
+    CHECK(FieldOf(line, "arith_step_ns") > 0);
+    const double scaling = FieldOf(line, "arith_scaling");
+    if (threads == 1) {
+      CHECK(scaling == 1.0);
+    } else {
+      CHECK(scaling > 0);
+      CHECK(scaling < 2.5);  // two threads cannot do more than twice one's work (plus rounding)
+    }
+  }
+  CHECK(runs[1] == 2);
+  CHECK(runs[2] == 2);
+  CHECK(b.out.find("arith_scaling") != std::string::npos);  // the summary's column
+  CHECK(Listing(dir) == before);
+  fs::remove_all(dir);
+}
+
+TEST_CASE("bench-recovery refuses bad flags and a missing or foreign directory with a clear message") {
+  struct Case {
+    std::vector<std::string> args;
+    int exit_code;
+    std::string says;
+  };
+  const std::string dir = RecordTrace();
+  const auto before = Listing(dir);
+  const std::vector<Case> cases = {
+      {{"--replay-threads", "1,2"}, 2, "--data-dir is required"},
+      {{"--data-dir", dir, "--replay-threads", "0"}, 2, "--replay-threads must be"},
+      {{"--data-dir", dir, "--replay-threads", "1,,2"}, 2, "--replay-threads must be"},
+      {{"--data-dir", dir, "--runs", "0"}, 2, "--runs must be"},
+      {{"--data-dir", dir, "--adaptive", "maybe"}, 2, "--adaptive must be"},
+      {{"--data-dir", ScratchPath("nowhere")}, 1, "world.id"},
+      {{"--data-dir", dir, "--map", "maps/dm_small.map"}, 1, "another map or configuration"},
+  };
+  for (const Case& c : cases) {
+    const BinaryRun b = RunBenchRecovery(c.args);
+    INFO(b.err);
+    CHECK(b.exit_code == c.exit_code);
+    CHECK(b.err.find(c.says) != std::string::npos);
+  }
+  CHECK_FALSE(fs::exists(ScratchPath("nowhere")));
+  CHECK(Listing(dir) == before);
   fs::remove_all(dir);
 }

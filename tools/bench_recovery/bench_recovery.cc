@@ -6,7 +6,11 @@
 // Every run must end in the same state hash; otherwise it exits 1.
 // Before each run it times a hand-off between two cores (CrossCoreRoundTripNs) and prints it
 // beside the run: on a virtual machine whose two cores are sometimes far apart, the parallel
-// figures of the runs taken then are not comparable with the others (docs/recovery.md).
+// figures of the runs taken then are not comparable with the others (docs/recovery.md). Before each
+// run it also times plain arithmetic (ArithmeticProbe): one thread's speed, which on a shared
+// virtual machine moves by half within minutes and moves the replay times with it, and what N
+// threads gain over one: on a machine whose vCPUs share a physical core, or a power budget, with
+// other guests, that is less than N, and no replay on N threads can beat it by much.
 //   aftershock-bench-recovery --data-dir D --map maps/dm_arena.map --replay-threads 1,2 --runs 3
 #include <algorithm>
 #include <atomic>
@@ -33,11 +37,18 @@
 
 namespace {
 
+// ArithmeticProbe's result.
+struct ArithmeticSpeed {
+  double step_ns = 0;  // one thread alone: ns per step of ArithmeticChain
+  double scaling = 1;  // N threads' work per unit of time over one thread's; 1 for N = 1
+};
+
 struct Run {
   int threads = 0;
   durability::WorldRecoveryReport report;
   double cpu_ms = 0;  // user + system CPU time of the whole process during the recovery
   double handoff_ns = 0;  // CrossCoreRoundTripNs just before the run
+  ArithmeticSpeed arithmetic;  // ArithmeticProbe(threads) just before the run
 };
 
 double Median(std::vector<double> v) {
@@ -102,6 +113,61 @@ double CrossCoreRoundTripNs() {
   forth.join();
   back.join();
   return batch_ns.empty() ? 0 : Median(batch_ns);
+}
+
+// A chain of dependent multiply, add and xor-shift steps: arithmetic only, no memory traffic, so
+// one thread's speed depends only on how much of a core it gets.
+uint64_t ArithmeticChain(uint64_t x, uint32_t steps) {
+  for (uint32_t i = 0; i < steps; ++i) {
+    x = x * 6364136223846793005u + 1442695040888963407u;
+    x ^= x >> 29;
+  }
+  return x;
+}
+
+// One thread's speed on plain arithmetic (ArithmeticChain, about 10-15 ms), and for threads > 1
+// how many times one thread's work `threads` threads do in the same time: threads x (one
+// thread's time alone) / (the time until all of them, started together, are done). Medians of 5
+// trials. On `threads` idle independent cores the scaling is `threads`. On this machine (2
+// vCPUs, 2026-11-29) one step took 2.07 ns in one phase and 3.1-3.3 ns in another minutes
+// earlier, when two threads also ran 1.27-1.37x slower each than one alone (a scaling of about
+// 1.5). A replay's commands are mostly such arithmetic between cache misses, so their speed
+// follows step_ns, and a replay on `threads` threads gains little more than the scaling.
+ArithmeticSpeed ArithmeticProbe(int threads) {
+  constexpr uint32_t kSteps = 5'000'000;
+  std::atomic<uint64_t> sink{0};
+  auto timed = [&](int n) {
+    std::atomic<int> ready{0};
+    std::atomic<bool> go{false};
+    std::vector<std::thread> pool;
+    pool.reserve(static_cast<size_t>(n));
+    for (int t = 0; t < n; ++t) {
+      pool.emplace_back([&, t] {
+        ready.fetch_add(1);
+        while (!go.load(std::memory_order_acquire)) {
+        }
+        sink.fetch_add(ArithmeticChain(static_cast<uint64_t>(t) + 1, kSteps), std::memory_order_relaxed);
+      });
+    }
+    while (ready.load() < n) std::this_thread::yield();
+    const auto t0 = std::chrono::steady_clock::now();
+    go.store(true, std::memory_order_release);
+    for (std::thread& th : pool) th.join();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  std::vector<double> step_ns, scaling;
+  for (int trial = 0; trial < 5; ++trial) {
+    const double one = timed(1);
+    step_ns.push_back(one * 1e9 / kSteps);
+    if (threads > 1) {
+      const double all = timed(threads);
+      if (all > 0) scaling.push_back(threads * one / all);
+    }
+  }
+  ArithmeticSpeed speed;
+  speed.step_ns = Median(step_ns);
+  if (threads > 1) speed.scaling = scaling.empty() ? 0 : Median(scaling);
+  return speed;
 }
 
 double ProcessCpuMs() {
@@ -209,6 +275,7 @@ int Main(int argc, char** argv) {
       Run run;
       run.threads = threads;
       run.handoff_ns = CrossCoreRoundTripNs();
+      run.arithmetic = ArithmeticProbe(threads);
       const double cpu0 = ProcessCpuMs();
       if (s.ok()) s = durability::Durability::RecoverReadOnly(o, world.get(), &run.report);
       run.cpu_ms = ProcessCpuMs() - cpu0;
@@ -219,9 +286,10 @@ int Main(int argc, char** argv) {
       const durability::WorldRecoveryReport& r = run.report;
       std::printf("run %d threads %d: ticks %" PRIu64 " commands %" PRIu64
                   " restore_ms %.1f replay_ms %.1f speed_x_realtime %.0f state_hash %016" PRIx64
-                  " cpu_ms %.0f handoff_ns %.0f\n",
+                  " cpu_ms %.0f handoff_ns %.0f arith_step_ns %.2f arith_scaling %.2f\n",
                   k + 1, threads, r.ticks_replayed, r.commands_replayed, r.restore_ms, r.replay_ms,
-                  r.speed_x_realtime, r.state_hash, run.cpu_ms, run.handoff_ns);
+                  r.speed_x_realtime, r.state_hash, run.cpu_ms, run.handoff_ns, run.arithmetic.step_ns,
+                  run.arithmetic.scaling);
       if (r.replay_parallel_ticks > 0) {
         std::printf("  parallel ticks %" PRIu64 ", critical path %" PRIu64
                     " commands (available parallelism %.2f), dispatch stalls %" PRIu64 "\n",
@@ -255,11 +323,11 @@ int Main(int argc, char** argv) {
               " commands, %d runs each, medians; every run recovered state %016" PRIx64 "\n",
               dir.c_str(), first.ticks_replayed, first.ticks_replayed * id.tick_ms / 1000.0,
               id.tick_ms, first.commands_replayed, runs, first.state_hash);
-  std::printf("%-8s %12s %12s %10s %16s %12s %12s\n", "threads", "replay_ms", "total_ms", "speedup",
-              "speed_x_realtime", "cpu_ms", "handoff_ns");
+  std::printf("%-8s %12s %12s %10s %16s %12s %12s %14s %14s\n", "threads", "replay_ms", "total_ms",
+              "speedup", "speed_x_realtime", "cpu_ms", "handoff_ns", "arith_step_ns", "arith_scaling");
   double base = -1;  // the first thread count's median replay_ms
   for (int threads : thread_counts) {
-    std::vector<double> replay, total, speed, cpu, handoff;
+    std::vector<double> replay, total, speed, cpu, handoff, step_ns, scaling;
     for (const Run& run : done) {
       if (run.threads != threads) continue;
       replay.push_back(run.report.replay_ms);
@@ -267,14 +335,17 @@ int Main(int argc, char** argv) {
       speed.push_back(run.report.speed_x_realtime);
       cpu.push_back(run.cpu_ms);
       handoff.push_back(run.handoff_ns);
+      step_ns.push_back(run.arithmetic.step_ns);
+      scaling.push_back(run.arithmetic.scaling);
     }
     const double m = Median(replay);
     if (base < 0) base = m;
     // Nothing replayed (the checkpoint was the last tick): no speed-up to give.
     char speedup[32] = "-";
     if (base > 0 && m > 0) std::snprintf(speedup, sizeof(speedup), "%.2fx", base / m);
-    std::printf("%-8d %12.1f %12.1f %10s %16.0f %12.0f %12.0f\n", threads, m, Median(total), speedup,
-                Median(speed), Median(cpu), Median(handoff));
+    std::printf("%-8d %12.1f %12.1f %10s %16.0f %12.0f %12.0f %14.2f %13.2fx\n", threads, m,
+                Median(total), speedup, Median(speed), Median(cpu), Median(handoff), Median(step_ns),
+                Median(scaling));
   }
   return 0;
 }
