@@ -8,9 +8,10 @@
 // beside the run: on a virtual machine whose two cores are sometimes far apart, the parallel
 // figures of the runs taken then are not comparable with the others (docs/recovery.md). Before each
 // run it also times plain arithmetic (ArithmeticProbe): one thread's speed, which on a shared
-// virtual machine moves by half within minutes and moves the replay times with it, and what N
-// threads gain over one: on a machine whose vCPUs share a physical core, or a power budget, with
-// other guests, that is less than N, and no replay on N threads can beat it by much.
+// virtual machine can move by half within minutes, and what N threads gain over one: on a machine
+// whose vCPUs share a physical core, or a power budget, with other guests, that is less than N,
+// and no replay on N threads can beat it by much. It does not time memory, which moves the
+// replay times as much (docs/recovery.md, "Measuring: aftershock-bench-recovery").
 //   aftershock-bench-recovery --data-dir D --map maps/dm_arena.map --replay-threads 1,2 --runs 3
 #include <algorithm>
 #include <atomic>
@@ -131,8 +132,9 @@ uint64_t ArithmeticChain(uint64_t x, uint32_t steps) {
 // trials. On `threads` idle independent cores the scaling is `threads`. On this machine (2
 // vCPUs, 2026-11-29) one step took 2.07 ns in one phase and 3.1-3.3 ns in another minutes
 // earlier, when two threads also ran 1.27-1.37x slower each than one alone (a scaling of about
-// 1.5). A replay's commands are mostly such arithmetic between cache misses, so their speed
-// follows step_ns, and a replay on `threads` threads gains little more than the scaling.
+// 1.5). A replay on `threads` threads gains little more than the scaling of its moment. Its
+// serial speed follows step_ns only in part: its commands also wait on memory, which this does
+// not time (serial replays moved by 15-19% while step_ns held at 2.06-2.15).
 ArithmeticSpeed ArithmeticProbe(int threads) {
   constexpr uint32_t kSteps = 5'000'000;
   std::atomic<uint64_t> sink{0};
