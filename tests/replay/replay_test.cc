@@ -376,8 +376,10 @@ TEST_CASE("bench-recovery times a recorded trace at each thread count, read-only
   REQUIRE(b.exit_code == 0);
   CHECK(b.out.find("every run recovered state") != std::string::npos);
   int runs[3] = {0, 0, 0};
+  bool summary_column = false;  // the medians table's header names the scaling
   std::istringstream lines(b.out);
   for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("threads ", 0) == 0) summary_column = line.find("arith_scaling") != std::string::npos;
     if (line.rfind("run ", 0) != 0) continue;
     INFO(line);
     const int threads = static_cast<int>(FieldOf(line, "threads"));
@@ -395,7 +397,7 @@ TEST_CASE("bench-recovery times a recorded trace at each thread count, read-only
   }
   CHECK(runs[1] == 2);
   CHECK(runs[2] == 2);
-  CHECK(b.out.find("arith_scaling") != std::string::npos);  // the summary's column
+  CHECK(summary_column);
   CHECK(Listing(dir) == before);
   fs::remove_all(dir);
 }
