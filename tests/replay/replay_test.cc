@@ -366,7 +366,7 @@ TEST_CASE("replay of a damaged, foreign or missing directory is a clear error an
 }
 
 TEST_CASE("bench-recovery times a recorded trace at each thread count, read-only, with the host's "
-          "arithmetic speed beside each run") {
+          "arithmetic and memory speed beside each run") {
   const std::string dir = RecordTrace();
   // Without the backups, recovery replays the whole log (the server checkpointed to its last tick).
   for (int i = 0; i < 2; ++i) fs::remove(dir + "/backup-" + std::to_string(i) + ".ckpt");
@@ -376,10 +376,14 @@ TEST_CASE("bench-recovery times a recorded trace at each thread count, read-only
   REQUIRE(b.exit_code == 0);
   CHECK(b.out.find("every run recovered state") != std::string::npos);
   int runs[3] = {0, 0, 0};
-  bool summary_column = false;  // the medians table's header names the scaling
+  bool summary_columns = false;  // the medians table's header names both probes' columns
   std::istringstream lines(b.out);
   for (std::string line; std::getline(lines, line);) {
-    if (line.rfind("threads ", 0) == 0) summary_column = line.find("arith_scaling") != std::string::npos;
+    if (line.rfind("threads ", 0) == 0) {
+      summary_columns = line.find("arith_scaling") != std::string::npos &&
+                        line.find("mem_load_ns") != std::string::npos &&
+                        line.find("mem_scaling") != std::string::npos;
+    }
     if (line.rfind("run ", 0) != 0) continue;
     INFO(line);
     const int threads = static_cast<int>(FieldOf(line, "threads"));
@@ -387,17 +391,21 @@ TEST_CASE("bench-recovery times a recorded trace at each thread count, read-only
     ++runs[threads];
     CHECK(FieldOf(line, "commands") > 0);
     CHECK(FieldOf(line, "arith_step_ns") > 0);
-    const double scaling = FieldOf(line, "arith_scaling");
-    if (threads == 1) {
-      CHECK(scaling == 1.0);
-    } else {
-      CHECK(scaling > 0);
-      CHECK(scaling < 2.5);  // two threads cannot do more than twice one's work (plus rounding)
+    CHECK(FieldOf(line, "mem_load_ns") > 0);
+    for (const char* field : {"arith_scaling", "mem_scaling"}) {
+      INFO(field);
+      const double scaling = FieldOf(line, field);
+      if (threads == 1) {
+        CHECK(scaling == 1.0);
+      } else {
+        CHECK(scaling > 0);
+        CHECK(scaling < 2.5);  // two threads cannot do more than twice one's work (plus rounding)
+      }
     }
   }
   CHECK(runs[1] == 2);
   CHECK(runs[2] == 2);
-  CHECK(summary_column);
+  CHECK(summary_columns);
   CHECK(Listing(dir) == before);
   fs::remove_all(dir);
 }

@@ -10,8 +10,10 @@
 // run it also times plain arithmetic (ArithmeticProbe): one thread's speed, which on a shared
 // virtual machine can move by half within minutes, and what N threads gain over one: on a machine
 // whose vCPUs share a physical core, or a power budget, with other guests, that is less than N,
-// and no replay on N threads can beat it by much. It does not time memory, which moves the
-// replay times as much (docs/recovery.md, "Measuring: aftershock-bench-recovery").
+// and no replay on N threads can beat it by much. And it times memory (MemoryChase): one
+// thread's wait for a load from a random place in 16 MiB, and what N threads gain over one at
+// such loads; a replay's commands wait on memory, so its times follow this as much
+// (docs/recovery.md, "Measuring: aftershock-bench-recovery").
 //   aftershock-bench-recovery --data-dir D --map maps/dm_arena.map --replay-threads 1,2 --runs 3
 #include <algorithm>
 #include <atomic>
@@ -19,6 +21,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <memory>
+#include <random>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -44,12 +47,19 @@ struct ArithmeticSpeed {
   double scaling = 1;  // N threads' work per unit of time over one thread's; 1 for N = 1
 };
 
+// MemoryChase::Measure's result.
+struct MemorySpeed {
+  double load_ns = 0;  // one thread alone: ns per dependent load of a random line (MemoryChase)
+  double scaling = 1;  // N threads' loads per unit of time over one thread's; 1 for N = 1
+};
+
 struct Run {
   int threads = 0;
   durability::WorldRecoveryReport report;
   double cpu_ms = 0;  // user + system CPU time of the whole process during the recovery
   double handoff_ns = 0;  // CrossCoreRoundTripNs just before the run
   ArithmeticSpeed arithmetic;  // ArithmeticProbe(threads) just before the run
+  MemorySpeed memory;          // MemoryChase::Measure(threads) just before the run
 };
 
 double Median(std::vector<double> v) {
@@ -116,6 +126,47 @@ double CrossCoreRoundTripNs() {
   return batch_ns.empty() ? 0 : Median(batch_ns);
 }
 
+// Seconds from starting `n` threads together, thread t running work(t), until all are done. The
+// threads are started and parked first, so their creation is not timed.
+template <typename Work>
+double TimeTogether(int n, const Work& work) {
+  std::atomic<int> ready{0};
+  std::atomic<bool> go{false};
+  std::vector<std::thread> pool;
+  pool.reserve(static_cast<size_t>(n));
+  for (int t = 0; t < n; ++t) {
+    pool.emplace_back([&, t] {
+      ready.fetch_add(1);
+      while (!go.load(std::memory_order_acquire)) {
+      }
+      work(t);
+    });
+  }
+  while (ready.load() < n) std::this_thread::yield();
+  const auto t0 = std::chrono::steady_clock::now();
+  go.store(true, std::memory_order_release);
+  for (std::thread& th : pool) th.join();
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Five trials of one thread alone running work(0), and for threads > 1 of `threads` threads
+// together, thread t running work(t), as much work each: *one_s is the median time alone, and
+// *scaling the median of threads x alone / together (1 for one thread, 0 if no trial was timed).
+template <typename Work>
+void ProbeScaling(int threads, const Work& work, double* one_s, double* scaling) {
+  std::vector<double> ones, scalings;
+  for (int trial = 0; trial < 5; ++trial) {
+    const double one = TimeTogether(1, work);
+    ones.push_back(one);
+    if (threads > 1) {
+      const double all = TimeTogether(threads, work);
+      if (all > 0) scalings.push_back(threads * one / all);
+    }
+  }
+  *one_s = Median(ones);
+  *scaling = threads == 1 ? 1 : scalings.empty() ? 0 : Median(scalings);
+}
+
 // A chain of dependent multiply, add and xor-shift steps: arithmetic only, no memory traffic, so
 // one thread's speed depends only on how much of a core it gets.
 uint64_t ArithmeticChain(uint64_t x, uint32_t steps) {
@@ -138,39 +189,72 @@ uint64_t ArithmeticChain(uint64_t x, uint32_t steps) {
 ArithmeticSpeed ArithmeticProbe(int threads) {
   constexpr uint32_t kSteps = 5'000'000;
   std::atomic<uint64_t> sink{0};
-  auto timed = [&](int n) {
-    std::atomic<int> ready{0};
-    std::atomic<bool> go{false};
-    std::vector<std::thread> pool;
-    pool.reserve(static_cast<size_t>(n));
-    for (int t = 0; t < n; ++t) {
-      pool.emplace_back([&, t] {
-        ready.fetch_add(1);
-        while (!go.load(std::memory_order_acquire)) {
-        }
-        sink.fetch_add(ArithmeticChain(static_cast<uint64_t>(t) + 1, kSteps), std::memory_order_relaxed);
-      });
-    }
-    while (ready.load() < n) std::this_thread::yield();
-    const auto t0 = std::chrono::steady_clock::now();
-    go.store(true, std::memory_order_release);
-    for (std::thread& th : pool) th.join();
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  };
-  std::vector<double> step_ns, scaling;
-  for (int trial = 0; trial < 5; ++trial) {
-    const double one = timed(1);
-    step_ns.push_back(one * 1e9 / kSteps);
-    if (threads > 1) {
-      const double all = timed(threads);
-      if (all > 0) scaling.push_back(threads * one / all);
-    }
-  }
+  double one_s = 0;
   ArithmeticSpeed speed;
-  speed.step_ns = Median(step_ns);
-  if (threads > 1) speed.scaling = scaling.empty() ? 0 : Median(scaling);
+  ProbeScaling(
+      threads,
+      [&](int t) {
+        sink.fetch_add(ArithmeticChain(static_cast<uint64_t>(t) + 1, kSteps), std::memory_order_relaxed);
+      },
+      &one_s, &speed.scaling);
+  speed.step_ns = one_s * 1e9 / kSteps;
   return speed;
 }
+
+// One cycle through the 64-byte lines of a 16 MiB buffer in random order (Sattolo's shuffle, a
+// fixed seed): each line's first word holds the next line's index, so a walk is a chain of
+// dependent loads, each from a line the walk has not touched for 262,144 loads. 16 MiB is well
+// past a core's L2 cache (docs/recovery.md). A replay's threads read one shared world, and so do
+// the probe's: thread t of n starts a fraction t / n round the cycle.
+class MemoryChase {
+ public:
+  static constexpr uint32_t kLines = (16u << 20) / 64;
+
+  MemoryChase() : lines_(kLines), order_(kLines) {
+    for (uint32_t i = 0; i < kLines; ++i) order_[i] = i;
+    std::mt19937_64 rng(0x5eed);
+    for (uint32_t i = kLines - 1; i > 0; --i) {  // Sattolo: a single cycle
+      std::swap(order_[i], order_[static_cast<uint32_t>(rng() % i)]);
+    }
+    // order_ is now a permutation with one cycle; walk it from line 0 to list the lines in cycle
+    // order, which is what the threads' starting points need.
+    for (uint32_t i = 0; i < kLines; ++i) lines_[i].next = order_[i];
+    uint32_t at = 0;
+    for (uint32_t k = 0; k < kLines; ++k) {
+      order_[k] = at;
+      at = lines_[at].next;
+    }
+  }
+
+  // One thread's speed at loads from memory (about 10-20 ms of them per trial), and for threads
+  // > 1 how many times one thread's loads `threads` threads do in the same time, as for
+  // ArithmeticProbe. Each thread walks min(50,000, kLines / threads) lines, so no two walk the
+  // same ones.
+  MemorySpeed Measure(int threads) const {
+    const uint32_t loads = std::min<uint32_t>(50'000, kLines / static_cast<uint32_t>(threads));
+    std::atomic<uint64_t> sink{0};
+    double one_s = 0;
+    MemorySpeed speed;
+    ProbeScaling(
+        threads,
+        [&](int t) {
+          uint32_t at = order_[static_cast<uint64_t>(kLines) * static_cast<uint32_t>(t) /
+                               static_cast<uint32_t>(threads)];
+          for (uint32_t i = 0; i < loads; ++i) at = lines_[at].next;
+          sink.fetch_add(at, std::memory_order_relaxed);
+        },
+        &one_s, &speed.scaling);
+    speed.load_ns = one_s * 1e9 / loads;
+    return speed;
+  }
+
+ private:
+  struct alignas(64) Line {
+    uint32_t next = 0;
+  };
+  std::vector<Line> lines_;
+  std::vector<uint32_t> order_;  // the lines in cycle order, from line 0
+};
 
 double ProcessCpuMs() {
   rusage u{};
@@ -263,6 +347,7 @@ int Main(int argc, char** argv) {
     return 1;
   }
   const auto cw = collision::CollisionWorld::Build(map);
+  const MemoryChase memory_chase;
 
   std::vector<Run> done;
   for (int k = 0; k < runs; ++k) {
@@ -278,6 +363,7 @@ int Main(int argc, char** argv) {
       run.threads = threads;
       run.handoff_ns = CrossCoreRoundTripNs();
       run.arithmetic = ArithmeticProbe(threads);
+      run.memory = memory_chase.Measure(threads);
       const double cpu0 = ProcessCpuMs();
       if (s.ok()) s = durability::Durability::RecoverReadOnly(o, world.get(), &run.report);
       run.cpu_ms = ProcessCpuMs() - cpu0;
@@ -288,10 +374,11 @@ int Main(int argc, char** argv) {
       const durability::WorldRecoveryReport& r = run.report;
       std::printf("run %d threads %d: ticks %" PRIu64 " commands %" PRIu64
                   " restore_ms %.1f replay_ms %.1f speed_x_realtime %.0f state_hash %016" PRIx64
-                  " cpu_ms %.0f handoff_ns %.0f arith_step_ns %.2f arith_scaling %.2f\n",
+                  " cpu_ms %.0f handoff_ns %.0f arith_step_ns %.2f arith_scaling %.2f mem_load_ns %.1f"
+                  " mem_scaling %.2f\n",
                   k + 1, threads, r.ticks_replayed, r.commands_replayed, r.restore_ms, r.replay_ms,
                   r.speed_x_realtime, r.state_hash, run.cpu_ms, run.handoff_ns, run.arithmetic.step_ns,
-                  run.arithmetic.scaling);
+                  run.arithmetic.scaling, run.memory.load_ns, run.memory.scaling);
       if (r.replay_parallel_ticks > 0) {
         std::printf("  parallel ticks %" PRIu64 ", critical path %" PRIu64
                     " commands (available parallelism %.2f), dispatch stalls %" PRIu64 "\n",
@@ -325,11 +412,12 @@ int Main(int argc, char** argv) {
               " commands, %d runs each, medians; every run recovered state %016" PRIx64 "\n",
               dir.c_str(), first.ticks_replayed, first.ticks_replayed * id.tick_ms / 1000.0,
               id.tick_ms, first.commands_replayed, runs, first.state_hash);
-  std::printf("%-8s %12s %12s %10s %16s %12s %12s %14s %14s\n", "threads", "replay_ms", "total_ms",
-              "speedup", "speed_x_realtime", "cpu_ms", "handoff_ns", "arith_step_ns", "arith_scaling");
+  std::printf("%-8s %12s %12s %10s %16s %12s %12s %14s %14s %12s %12s\n", "threads", "replay_ms",
+              "total_ms", "speedup", "speed_x_realtime", "cpu_ms", "handoff_ns", "arith_step_ns",
+              "arith_scaling", "mem_load_ns", "mem_scaling");
   double base = -1;  // the first thread count's median replay_ms
   for (int threads : thread_counts) {
-    std::vector<double> replay, total, speed, cpu, handoff, step_ns, scaling;
+    std::vector<double> replay, total, speed, cpu, handoff, step_ns, scaling, load_ns, mem_scaling;
     for (const Run& run : done) {
       if (run.threads != threads) continue;
       replay.push_back(run.report.replay_ms);
@@ -339,15 +427,17 @@ int Main(int argc, char** argv) {
       handoff.push_back(run.handoff_ns);
       step_ns.push_back(run.arithmetic.step_ns);
       scaling.push_back(run.arithmetic.scaling);
+      load_ns.push_back(run.memory.load_ns);
+      mem_scaling.push_back(run.memory.scaling);
     }
     const double m = Median(replay);
     if (base < 0) base = m;
     // Nothing replayed (the checkpoint was the last tick): no speed-up to give.
     char speedup[32] = "-";
     if (base > 0 && m > 0) std::snprintf(speedup, sizeof(speedup), "%.2fx", base / m);
-    std::printf("%-8d %12.1f %12.1f %10s %16.0f %12.0f %12.0f %14.2f %13.2fx\n", threads, m,
-                Median(total), speedup, Median(speed), Median(cpu), Median(handoff), Median(step_ns),
-                Median(scaling));
+    std::printf("%-8d %12.1f %12.1f %10s %16.0f %12.0f %12.0f %14.2f %13.2fx %12.1f %11.2fx\n",
+                threads, m, Median(total), speedup, Median(speed), Median(cpu), Median(handoff),
+                Median(step_ns), Median(scaling), Median(load_ns), Median(mem_scaling));
   }
   return 0;
 }
