@@ -34,8 +34,8 @@ namespace {
 constexpr uint64_t kStagingBytes = 1u << 20;
 // How often an idle writer looks for a job. TickBoundary hands a job over with one atomic store
 // and wakes no one: a wake-up is a system call, and on a busy machine the tick thread was
-// descheduled inside it for milliseconds (docs/recovery.md, "Boundary pauses"). A job therefore
-// waits up to this long before the writer starts it.
+// descheduled inside it for milliseconds (docs/recovery-measurements.md, "Boundary pauses"). A
+// job therefore waits up to this long before the writer starts it.
 constexpr auto kJobPollPeriod = std::chrono::milliseconds(1);
 // Clear objects between two runs of the write set that are written anyway when the gap is at most
 // this long: one write call costs more than copying and checksumming a few objects.

@@ -87,7 +87,8 @@ inline constexpr int kMinParallelCommands = 8;
 //   pool tick after serial ones pays their wake-up and cold caches, which a run of pool ticks
 //   pays once.
 // Timing every tick and comparing per-mode averages, the replay picked the pool on 33 of 2,221
-// ticks on two idle cores where the pool alone is 1.2x faster (docs/recovery.md, 2026-11-28).
+// ticks on two idle cores where the pool alone is 1.2x faster (docs/recovery-measurements.md,
+// "The adaptive choice, measured 2026-11-28").
 // Single-threaded (the pool's owner).
 class AdaptiveChoice {
  public:

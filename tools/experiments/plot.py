@@ -284,8 +284,8 @@ def cmd_ckpt(args):
     path = os.path.join(args.out, "ckpt_figure2.png")
     fig.savefig(path, dpi=120)
     print(f"wrote {path}")
-    # The same numbers as a Markdown table (docs/recovery.md quotes it). "-" where a column is
-    # missing (tables of an older bench).
+    # The same numbers as a Markdown table (docs/recovery-measurements.md quotes it). "-" where a
+    # column is missing (tables of an older bench).
     def col(r, key, fmt):
         v = _num(r, key)
         return "-" if v is None else fmt.format(v)

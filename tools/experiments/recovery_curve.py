@@ -140,7 +140,7 @@ def main():
                        "state_hash": rs[0][7],
                        # the cross-core round trip before the runs: several times the usual one
                        # means the VM's cores were far apart, and the parallel figure is not
-                       # comparable (docs/recovery.md)
+                       # comparable (docs/recovery-measurements.md)
                        "handoff_ns": (f"{statistics.median(float(r[9]) for r in rs):.0f}"
                                       if all(r[9] for r in rs) else ""),  # older binaries: none
                        "status": "ok"}
