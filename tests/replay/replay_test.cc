@@ -406,6 +406,25 @@ TEST_CASE("bench-recovery times a recorded trace at each thread count, read-only
   CHECK(runs[1] == 2);
   CHECK(runs[2] == 2);
   CHECK(summary_columns);
+
+  // --probes off: the same recovery, every probe column 0.
+  const BinaryRun quiet = RunBenchRecovery({"--data-dir", dir, "--replay-threads", "1", "--runs", "1",
+                                            "--probes", "off"});
+  INFO(quiet.out << quiet.err);
+  REQUIRE(quiet.exit_code == 0);
+  const auto recovered = [](const std::string& out) {
+    const size_t at = out.find("every run recovered state ");
+    return at == std::string::npos ? std::string() : out.substr(at, 42);
+  };
+  CHECK_FALSE(recovered(quiet.out).empty());
+  CHECK(recovered(quiet.out) == recovered(b.out));
+  const std::string run_line = quiet.out.substr(0, quiet.out.find('\n'));
+  INFO(run_line);
+  REQUIRE(run_line.rfind("run 1 threads 1:", 0) == 0);
+  for (const char* field : {"handoff_ns", "arith_step_ns", "arith_scaling", "mem_load_ns", "mem_scaling"}) {
+    INFO(field);
+    CHECK(FieldOf(run_line, field) == 0);
+  }
   CHECK(Listing(dir) == before);
   fs::remove_all(dir);
 }
@@ -424,6 +443,7 @@ TEST_CASE("bench-recovery refuses bad flags and a missing or foreign directory w
       {{"--data-dir", dir, "--replay-threads", "1,,2"}, 2, "--replay-threads must be"},
       {{"--data-dir", dir, "--runs", "0"}, 2, "--runs must be"},
       {{"--data-dir", dir, "--adaptive", "maybe"}, 2, "--adaptive must be"},
+      {{"--data-dir", dir, "--probes", "maybe"}, 2, "--probes must be"},
       {{"--data-dir", ScratchPath("nowhere")}, 1, "world.id"},
       {{"--data-dir", dir, "--map", "maps/dm_small.map"}, 1, "another map or configuration"},
   };

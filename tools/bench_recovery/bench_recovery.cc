@@ -13,7 +13,8 @@
 // and no replay on N threads can beat it by much. And it times memory (MemoryChase): one
 // thread's wait for a load from a random place in 16 MiB, and what N threads gain over one at
 // such loads; a replay's commands wait on memory, so its times follow this as much
-// (docs/recovery.md, "Measuring: aftershock-bench-recovery").
+// (docs/recovery.md, "Measuring: aftershock-bench-recovery"). --probes off skips all three, for
+// runs under valgrind, which counts instructions where time is too noisy to compare.
 //   aftershock-bench-recovery --data-dir D --map maps/dm_arena.map --replay-threads 1,2 --runs 3
 #include <algorithm>
 #include <atomic>
@@ -57,9 +58,10 @@ struct Run {
   int threads = 0;
   durability::WorldRecoveryReport report;
   double cpu_ms = 0;  // user + system CPU time of the whole process during the recovery
-  double handoff_ns = 0;  // CrossCoreRoundTripNs just before the run
-  ArithmeticSpeed arithmetic;  // ArithmeticProbe(threads) just before the run
-  MemorySpeed memory;          // MemoryChase::Measure(threads) just before the run
+  // The probes just before the run; every field 0 with --probes off.
+  double handoff_ns = 0;       // CrossCoreRoundTripNs()
+  ArithmeticSpeed arithmetic;  // ArithmeticProbe(threads)
+  MemorySpeed memory;          // MemoryChase::Measure(threads)
 };
 
 double Median(std::vector<double> v) {
@@ -304,13 +306,16 @@ int Main(int argc, char** argv) {
     ("runs", "Runs per thread count (alternating)", cxxopts::value<int>()->default_value("3"))
     ("adaptive", "on: each tick replays the way measured faster (the server's choice); off: every "
                  "tick with enough commands on the pool", cxxopts::value<std::string>()->default_value("on"))
+    ("probes", "on: time the host's hand-off, arithmetic and memory before each run; off: skip them "
+               "(their columns print 0), e.g. under valgrind, whose serialised threads make their spin "
+               "loops crawl", cxxopts::value<std::string>()->default_value("on"))
     ("areanode-depth", "Areanode tree depth of the replay's leaves (1..12); the live lock order is followed only at the depth the log was written with or deeper (else the walk)", cxxopts::value<int>()->default_value("4"))
     ("h,help", "Print this help");
   // clang-format on
   std::string dir, map_path;
   std::vector<int> thread_counts;
   int runs = 0, depth = 0;
-  bool adaptive = true;
+  bool adaptive = true, probes = true;
   try {
     const cxxopts::ParseResult r = options.parse(argc, argv);
     if (r.count("help")) {
@@ -329,6 +334,9 @@ int Main(int argc, char** argv) {
     const std::string a = r["adaptive"].as<std::string>();
     if (a != "on" && a != "off") throw cxxopts::exceptions::exception("--adaptive must be on or off");
     adaptive = a == "on";
+    const std::string p = r["probes"].as<std::string>();
+    if (p != "on" && p != "off") throw cxxopts::exceptions::exception("--probes must be on or off");
+    probes = p == "on";
   } catch (const cxxopts::exceptions::exception& e) {
     std::fprintf(stderr, "error: %s\n\n%s\n", e.what(), options.help().c_str());
     return 2;
@@ -347,7 +355,8 @@ int Main(int argc, char** argv) {
     return 1;
   }
   const auto cw = collision::CollisionWorld::Build(map);
-  const MemoryChase memory_chase;
+  std::unique_ptr<MemoryChase> memory_chase;  // built only when probing: 16 MiB, about 0.1 s
+  if (probes) memory_chase = std::make_unique<MemoryChase>();
 
   std::vector<Run> done;
   for (int k = 0; k < runs; ++k) {
@@ -361,9 +370,13 @@ int Main(int argc, char** argv) {
       o.adaptive_replay = adaptive;
       Run run;
       run.threads = threads;
-      run.handoff_ns = CrossCoreRoundTripNs();
-      run.arithmetic = ArithmeticProbe(threads);
-      run.memory = memory_chase.Measure(threads);
+      if (probes) {
+        run.handoff_ns = CrossCoreRoundTripNs();
+        run.arithmetic = ArithmeticProbe(threads);
+        run.memory = memory_chase->Measure(threads);
+      } else {
+        run.arithmetic.scaling = run.memory.scaling = 0;
+      }
       const double cpu0 = ProcessCpuMs();
       if (s.ok()) s = durability::Durability::RecoverReadOnly(o, world.get(), &run.report);
       run.cpu_ms = ProcessCpuMs() - cpu0;
