@@ -205,9 +205,9 @@ ArithmeticSpeed ArithmeticProbe(int threads) {
 
 // One cycle through the 64-byte lines of a 16 MiB buffer in random order (Sattolo's shuffle, a
 // fixed seed): each line's first word holds the next line's index, so a walk is a chain of
-// dependent loads, each from a line the walk has not touched for 262,144 loads. 16 MiB is well
-// past a core's L2 cache (docs/recovery.md). A replay's threads read one shared world, and so do
-// the probe's: thread t of n starts a fraction t / n round the cycle.
+// dependent loads, each from a line not touched for a lap of 262,144 loads. 16 MiB is well past a
+// core's L2 cache (docs/recovery.md). A replay's threads read one shared world, and so do the
+// probe's, each on its own stretch of the cycle.
 class MemoryChase {
  public:
   static constexpr uint32_t kLines = (16u << 20) / 64;
@@ -230,18 +230,19 @@ class MemoryChase {
 
   // One thread's speed at loads from memory (about 10-20 ms of them per trial), and for threads
   // > 1 how many times one thread's loads `threads` threads do in the same time, as for
-  // ArithmeticProbe. Each thread walks min(50,000, kLines / threads) lines, so no two walk the
-  // same ones.
-  MemorySpeed Measure(int threads) const {
+  // ArithmeticProbe. Every walk, alone or together, takes the next min(50,000, kLines / threads)
+  // lines of the cycle after the last walk's, so no two threads walk the same lines and a line
+  // comes round again only after a lap of the whole buffer.
+  MemorySpeed Measure(int threads) {
     const uint32_t loads = std::min<uint32_t>(50'000, kLines / static_cast<uint32_t>(threads));
     std::atomic<uint64_t> sink{0};
     double one_s = 0;
     MemorySpeed speed;
     ProbeScaling(
         threads,
-        [&](int t) {
-          uint32_t at = order_[static_cast<uint64_t>(kLines) * static_cast<uint32_t>(t) /
-                               static_cast<uint32_t>(threads)];
+        [&](int) {
+          const uint64_t from = next_walk_.fetch_add(loads, std::memory_order_relaxed);
+          uint32_t at = order_[from % kLines];
           for (uint32_t i = 0; i < loads; ++i) at = lines_[at].next;
           sink.fetch_add(at, std::memory_order_relaxed);
         },
@@ -256,6 +257,7 @@ class MemoryChase {
   };
   std::vector<Line> lines_;
   std::vector<uint32_t> order_;  // the lines in cycle order, from line 0
+  std::atomic<uint64_t> next_walk_{0};  // where in order_ (mod kLines) the next walk starts
 };
 
 double ProcessCpuMs() {
