@@ -10,11 +10,12 @@
 // run it also times plain arithmetic (ArithmeticProbe): one thread's speed, which on a shared
 // virtual machine can move by half within minutes, and what N threads gain over one: on a machine
 // whose vCPUs share a physical core, or a power budget, with other guests, that is less than N,
-// and no replay on N threads can beat it by much. And it times memory (MemoryChase): one
-// thread's wait for a load from a random place in 16 MiB, and what N threads gain over one at
-// such loads; a replay's commands wait on memory, so its times follow this as much
-// (docs/recovery.md, "Measuring: aftershock-bench-recovery"). --probes off skips all three, for
-// runs under valgrind, which counts instructions where time is too noisy to compare.
+// and code bound by arithmetic cannot gain more than that on N threads. And it times memory
+// (MemoryChase): one thread's wait for a load from a random place in 16 MiB, and what N threads
+// gain over one at such loads. Neither accounts for a serial replay's swings from run to run
+// (docs/recovery.md, "Measuring: aftershock-bench-recovery"): they say what the host's cores and
+// memory were doing around the run. --probes off skips all three, for runs under valgrind, which
+// counts instructions where time is too noisy to compare.
 //   aftershock-bench-recovery --data-dir D --map maps/dm_arena.map --replay-threads 1,2 --runs 3
 #include <algorithm>
 #include <atomic>
@@ -45,13 +46,13 @@ namespace {
 // ArithmeticProbe's result.
 struct ArithmeticSpeed {
   double step_ns = 0;  // one thread alone: ns per step of ArithmeticChain
-  double scaling = 1;  // N threads' work per unit of time over one thread's; 1 for N = 1
+  double scaling = 0;  // N threads' work per unit of time over one thread's; 1 for N = 1
 };
 
 // MemoryChase::Measure's result.
 struct MemorySpeed {
   double load_ns = 0;  // one thread alone: ns per dependent load of a random line (MemoryChase)
-  double scaling = 1;  // N threads' loads per unit of time over one thread's; 1 for N = 1
+  double scaling = 0;  // N threads' loads per unit of time over one thread's; 1 for N = 1
 };
 
 struct Run {
@@ -185,9 +186,9 @@ uint64_t ArithmeticChain(uint64_t x, uint32_t steps) {
 // trials. On `threads` idle independent cores the scaling is `threads`. On this machine (2
 // vCPUs, 2026-11-29) one step took 2.07 ns in one phase and 3.1-3.3 ns in another minutes
 // earlier, when two threads also ran 1.27-1.37x slower each than one alone (a scaling of about
-// 1.5). A replay on `threads` threads gains little more than the scaling of its moment. Its
-// serial speed follows step_ns only in part: its commands also wait on memory, which this does
-// not time (serial replays moved by 15-19% while step_ns held at 2.06-2.15).
+// 1.5). Code bound by arithmetic gains no more on `threads` threads than the scaling of its
+// moment. A replay's serial speed does not follow step_ns alone (serial replays moved by 15-19%
+// while step_ns held at 2.06-2.15).
 ArithmeticSpeed ArithmeticProbe(int threads) {
   constexpr uint32_t kSteps = 5'000'000;
   std::atomic<uint64_t> sink{0};
@@ -376,8 +377,6 @@ int Main(int argc, char** argv) {
         run.handoff_ns = CrossCoreRoundTripNs();
         run.arithmetic = ArithmeticProbe(threads);
         run.memory = memory_chase->Measure(threads);
-      } else {
-        run.arithmetic.scaling = run.memory.scaling = 0;
       }
       const double cpu0 = ProcessCpuMs();
       if (s.ok()) s = durability::Durability::RecoverReadOnly(o, world.get(), &run.report);
@@ -432,27 +431,28 @@ int Main(int argc, char** argv) {
               "arith_scaling", "mem_load_ns", "mem_scaling");
   double base = -1;  // the first thread count's median replay_ms
   for (int threads : thread_counts) {
-    std::vector<double> replay, total, speed, cpu, handoff, step_ns, scaling, load_ns, mem_scaling;
-    for (const Run& run : done) {
-      if (run.threads != threads) continue;
-      replay.push_back(run.report.replay_ms);
-      total.push_back(run.report.total_ms);
-      speed.push_back(run.report.speed_x_realtime);
-      cpu.push_back(run.cpu_ms);
-      handoff.push_back(run.handoff_ns);
-      step_ns.push_back(run.arithmetic.step_ns);
-      scaling.push_back(run.arithmetic.scaling);
-      load_ns.push_back(run.memory.load_ns);
-      mem_scaling.push_back(run.memory.scaling);
-    }
-    const double m = Median(replay);
+    // The median over this thread count's runs of one figure of a run.
+    const auto median = [&](double (*figure)(const Run&)) {
+      std::vector<double> v;
+      for (const Run& run : done) {
+        if (run.threads == threads) v.push_back(figure(run));
+      }
+      return Median(std::move(v));
+    };
+    const double m = median([](const Run& r) { return r.report.replay_ms; });
     if (base < 0) base = m;
     // Nothing replayed (the checkpoint was the last tick): no speed-up to give.
     char speedup[32] = "-";
     if (base > 0 && m > 0) std::snprintf(speedup, sizeof(speedup), "%.2fx", base / m);
     std::printf("%-8d %12.1f %12.1f %10s %16.0f %12.0f %12.0f %14.2f %13.2fx %12.1f %11.2fx\n",
-                threads, m, Median(total), speedup, Median(speed), Median(cpu), Median(handoff),
-                Median(step_ns), Median(scaling), Median(load_ns), Median(mem_scaling));
+                threads, m, median([](const Run& r) { return r.report.total_ms; }), speedup,
+                median([](const Run& r) { return r.report.speed_x_realtime; }),
+                median([](const Run& r) { return r.cpu_ms; }),
+                median([](const Run& r) { return r.handoff_ns; }),
+                median([](const Run& r) { return r.arithmetic.step_ns; }),
+                median([](const Run& r) { return r.arithmetic.scaling; }),
+                median([](const Run& r) { return r.memory.load_ns; }),
+                median([](const Run& r) { return r.memory.scaling; }));
   }
   return 0;
 }
