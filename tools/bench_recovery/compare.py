@@ -10,8 +10,9 @@ median, range and how many rounds each binary was faster in.
 
 Each run also reports handoff_ns, the bench's round trip between two pinned threads timed just
 before it (75-140 ns normally, 370-500 ns when the host's two vCPUs sit far apart, which slows
-every 2-thread replay: docs/recovery-measurements.md, "The slow mode, measured"). The summary is given for all rounds and, apart, for
-the rounds whose runs all stayed under --slow-handoff-ns and for the others.
+every 2-thread replay: docs/recovery-measurements.md, "The slow mode, measured"). The summary is
+given for all rounds and, apart, for the rounds whose runs all stayed under --slow-handoff-ns and
+for the others.
 
 Every run must recover the same state: the script exits 1 if two runs report different hashes.
 
