@@ -15,6 +15,16 @@ if(NOT AFTERSHOCK_VAR_TRACKING)
   add_compile_options($<$<CXX_COMPILER_ID:GNU>:-fno-var-tracking>)
 endif()
 
+# Floats follow the source's operations, one rounding each: no a * b + c fused into one
+# multiply-add. Replay must reproduce the live world bit for bit (docs/game.md, "Determinism"),
+# and a data directory must recover to the same world whatever flags built the binary. Neither
+# -std=c++20 nor the compilers' defaults promise that: on a target with FMA (an x86-64 build
+# with -march=native or -mfma, or any aarch64 build) gcc 12 and clang 14 fuse by default. On
+# 2026-11-30 a -march=native build recovered a 5-minute dm_arena log to another state than the
+# default build (1b83f7db04893961 against 5a69eae7fa0205db); with this flag added, to the same one.
+# core_test's "floats are not contracted" compiles a probe with FMA enabled to keep it so.
+add_compile_options(-ffp-contract=off)
+
 add_library(aftershock_flags INTERFACE)
 target_compile_options(aftershock_flags INTERFACE -Wall -Wextra)
 if(AFTERSHOCK_WERROR)
