@@ -21,7 +21,8 @@ endif()
 # -std=c++20 nor the compilers' defaults promise that: on a target with FMA (an x86-64 build
 # with -march=native or -mfma, or any aarch64 build) gcc 12 and clang 14 fuse by default. On
 # 2026-11-30 a -march=native build recovered a 5-minute dm_arena log to another state than the
-# default build (1b83f7db04893961 against 5a69eae7fa0205db); with this flag added, to the same one.
+# default build (1b83f7db04893961 against 5a69eae7fa0205db); with this flag added, to the same one
+# (docs/recovery-measurements.md, "Two build levers, and the logs again", has the commands).
 # core_test's "floats are not contracted" compiles a probe with FMA enabled to keep it so.
 add_compile_options(-ffp-contract=off)
 

@@ -28,11 +28,15 @@ TEST_CASE("floats are not contracted into fused multiply-adds, even where the ta
   const float e = 1.0f + 0x1p-12f;
   const float rounded = 1.0f + 0x1p-11f;
   REQUIRE(e * e == rounded);  // constant-folded here, with one rounding as the language says
-  const float multiply_add = core::ProbeMultiplyAdd(e, e, -rounded);
-  INFO("e * e - (1 + 2^-11) = " << Hex(multiply_add));
-  CHECK(multiply_add == 0.0f);
-  // Dot's two products cancel when each is rounded; fused, either way round, 2^-24 is left.
-  const float dot = core::ProbeDot(core::Vec3{e, e, 0}, core::Vec3{e, -e, 0});
-  INFO("Dot = " << Hex(dot));
-  CHECK(dot == 0.0f);
+  {
+    const float multiply_add = core::ProbeMultiplyAdd(e, e, -rounded);
+    INFO("e * e - (1 + 2^-11) = " << Hex(multiply_add));
+    CHECK(multiply_add == 0.0f);
+  }
+  {
+    // Dot's two products cancel when each is rounded; fused, either way round, 2^-24 is left.
+    const float dot = core::ProbeDot(core::Vec3{e, e, 0}, core::Vec3{e, -e, 0});
+    INFO("Dot = " << Hex(dot));
+    CHECK(dot == 0.0f);
+  }
 }
