@@ -11,6 +11,7 @@
 #include <spdlog/spdlog.h>
 
 #include "maps/map_loader.h"
+#include "recovery/backup_format.h"
 #include "recovery/env.h"
 #include "server/core/steady_clock.h"
 #include "server/durability/durability.h"
@@ -24,6 +25,25 @@ namespace {
 
 constexpr char kHashLogName[] = "hash.log";  // Durability's hash_log_path in the server
 constexpr int kMaxRecords = 1000000;          // the server's --max-records bound
+
+// The backups of dir whose headers verify, as (file name, tick). Only the headers are read.
+std::vector<std::pair<std::string, uint64_t>> BackupTicks(const std::string& dir) {
+  namespace bf = recovery::backup_format;
+  recovery::Env* env = recovery::Env::Posix();
+  std::vector<std::pair<std::string, uint64_t>> out;
+  for (int b = 0; b < bf::kBackupCount; ++b) {
+    const std::string path = recovery::JoinPath(dir, bf::BackupFileName(b));
+    if (!env->FileExists(path)) continue;
+    std::unique_ptr<recovery::File> f;
+    std::string head;
+    bf::Header h;
+    core::Status s = env->Open(path, recovery::OpenMode::kRead, &f);
+    if (s.ok()) s = f->Read(0, bf::kHeaderSize, &head);
+    if (s.ok()) s = bf::DecodeHeader(head, path, &h);
+    if (s.ok()) out.emplace_back(bf::BackupFileName(b), h.tick);
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -45,6 +65,7 @@ core::Status Replay::Create(const ReplayOptions& options, std::unique_ptr<Replay
   s = r->LoadTrace();
   if (!s.ok()) return s;
   r->ReadRecordedHashes();
+  if (!r->has_recorded_hash_) r->HashBackupOfLastTick();
   *out = std::move(r);
   return core::Status::OK();
 }
@@ -78,6 +99,7 @@ core::Status Replay::BuildWorld() {
   }
   probe.reset();
   config.max_records = static_cast<int>(records);
+  config_ = config;
   s = game::World::Create(map_, *collision_, config, &world_);
   if (!s.ok()) return s;
   s = durability::CheckIdentity(env, options_.data_dir, durability::IdentityOf(world_->globals()));
@@ -194,8 +216,53 @@ void Replay::ReadRecordedHashes() {
     if (std::sscanf(line.c_str(), "%llu %llx", &tick, &hash) == 2 && tick == want) {
       has_recorded_hash_ = true;
       recorded_hash_ = hash;
+      recorded_hash_source_ = kHashLogName;
     }
   }
+}
+
+// A backup of tick T holds the live state after T, so its hash is the recorded one for
+// --to-tick T: restored into a world of its own through the server's recovery path (header,
+// size, image checksum, this map's configuration, relink), the log after it read but not
+// applied. Nothing is written. A backup that does not verify gives no hash, with a note.
+void Replay::HashBackupOfLastTick() {
+  const uint64_t want = last_tick();
+  const std::vector<std::pair<std::string, uint64_t>> backups = BackupTicks(options_.data_dir);
+  const auto at = std::find_if(backups.begin(), backups.end(),
+                               [want](const auto& b) { return b.second == want; });
+  if (at == backups.end()) {
+    std::string ticks;
+    for (const auto& [name, tick] : backups) {
+      ticks += (ticks.empty() ? "" : ", ") + std::to_string(tick) + " (" + name + ")";
+    }
+    spdlog::info("no recorded hash of tick {}: no hash.log line for it{}", want,
+                 ticks.empty() ? std::string(" and no backup")
+                               : "; the backups hold ticks " + ticks +
+                                     ", and --to-tick at one of them compares against it");
+    return;
+  }
+  std::unique_ptr<game::World> backup_world;
+  core::Status s = game::World::Create(map_, *collision_, config_, &backup_world);
+  durability::WorldRecoveryReport report;
+  if (s.ok()) {
+    durability::RecoverWorldOptions ro;
+    ro.data_dir = options_.data_dir;
+    ro.repair_tail = false;
+    ro.max_checkpoint_tick = want;
+    s = durability::RecoverWorld(
+        ro, backup_world.get(),
+        [](uint64_t, const durability::TickRecord&) { return core::Status::OK(); }, &report);
+  }
+  if (!s.ok() || !report.from_checkpoint || report.checkpoint_tick != want) {
+    spdlog::warn("no recorded hash of tick {}: {} did not restore ({})", want, at->first,
+                 !s.ok() ? s.ToString()
+                 : report.notes.empty() ? std::string("another backup was newer")
+                                        : report.notes.front());
+    return;
+  }
+  has_recorded_hash_ = true;
+  recorded_hash_ = report.state_hash;
+  recorded_hash_source_ = recovery::backup_format::BackupFileName(report.backup_index);
 }
 
 int Replay::ThreadFor(game::EntityId player) const {
@@ -379,7 +446,7 @@ StatsReport Replay::Report() const {
   p.state_hash = state_hash_;
   p.has_recorded_hash = has_recorded_hash_;
   p.recorded_state_hash = recorded_hash_;
-  p.recorded_hash_source = has_recorded_hash_ ? kHashLogName : "none";
+  p.recorded_hash_source = has_recorded_hash_ ? recorded_hash_source_ : "none";
   p.order_as_recorded = options_.threads == 1 || options_.log_order;
   p.snapshot_bytes = snapshot_bytes_;
   return r;

@@ -19,7 +19,8 @@
 // recorded game, still each command on its player's thread under its locks.
 //
 // The data directory is only read: world.id (never created), the backups, the log (a torn tail
-// is reported, never cut) and hash.log (the live hashes, when the server ran with --hash-log).
+// is reported, never cut) and the recorded hash of the last tick: hash.log's (the live hashes,
+// when the server ran with --hash-log), else that of a backup of the last tick.
 //
 // Threading: Create, Run, Report and world() on one controlling thread; Run starts and joins
 // the frame threads.
@@ -90,6 +91,8 @@ class Replay {
   core::Status BuildWorld();
   core::Status LoadTrace();
   void ReadRecordedHashes();
+  // Without a hash.log line for last_tick(): the hash of a backup of that tick, if one verifies.
+  void HashBackupOfLastTick();
 
   void FrameThread(int index, std::barrier<>* barrier);
   // Master, before barrier A: sums the closed frame's counters, applies ticks_[k]'s world part.
@@ -139,6 +142,8 @@ class Replay {
   uint64_t snapshot_bytes_ = 0;
   bool has_recorded_hash_ = false;
   uint64_t recorded_hash_ = 0;
+  std::string recorded_hash_source_;  // "hash.log" or the backup's file name
+  game::WorldConfig config_;  // the directory's configuration (BuildWorld)
   uint64_t state_hash_ = 0;
 };
 

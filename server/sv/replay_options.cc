@@ -46,7 +46,7 @@ cxxopts::Options MakeReplayOptions() {
     ("interest-radius", "Snapshot interest radius in units (as the server's)", cxxopts::value<float>()->default_value("2048"))
     ("from-tick", "Reach this log tick untimed and serially (from the newest backup at or before it, or the "
                   "initial world), then time the ticks after it", cxxopts::value<uint64_t>()->default_value("0"))
-    ("to-tick", "Last log tick replayed (default: the log's last)", cxxopts::value<uint64_t>())
+    ("to-tick", "Last log tick replayed (default: the log's last); its state is compared with the live hash from hash.log, else with a backup of that tick", cxxopts::value<uint64_t>())
     ("stats-out", "Write the server's stats JSON plus the replay's figures to this file (docs/stats.md)",
      cxxopts::value<std::string>()->default_value(""))
     ("vis-cache", "Directory of the map visibility (PVS) cache (default: the server's, $XDG_CACHE_HOME/aftershock/vis "

@@ -58,7 +58,7 @@ struct ReplayFigures {
   uint64_t state_hash = 0;              // World::StateHash after to_tick
   bool has_recorded_hash = false;       // the live server's hash of to_tick is known
   uint64_t recorded_state_hash = 0;
-  std::string recorded_hash_source;     // "hash.log", or "none"
+  std::string recorded_hash_source;     // "hash.log", a backup's file name, or "none"
   bool order_as_recorded = false;       // one thread: commands ran in exec_seq order
   uint64_t commands_refused = 0;        // commands the game refused in replay (0 unless diverged)
   uint64_t snapshot_bytes = 0;          // encoded snapshots, all threads

@@ -71,9 +71,12 @@ int main(int argc, char** argv) {
                "{:.1f}x real time; state hash {:016x}, recorded {} ({})",
                p.from_tick + 1, p.to_tick, p.ticks, report.commands, options.threads,
                sv::LockingName(options.locking), p.wall_s, p.speed_x_realtime, p.state_hash,
-               p.has_recorded_hash ? fmt::format("{:016x}", p.recorded_state_hash) : "unknown",
-               !p.has_recorded_hash ? "no hash.log"
-               : p.state_hash == p.recorded_state_hash ? "match" : "differs");
+               p.has_recorded_hash
+                   ? fmt::format("{:016x} from {}", p.recorded_state_hash, p.recorded_hash_source)
+                   : "unknown",
+               !p.has_recorded_hash                     ? "no hash.log line or backup of that tick"
+               : p.state_hash == p.recorded_state_hash ? "match"
+                                                        : "differs");
   spdlog::shutdown();
   return 0;
 }
