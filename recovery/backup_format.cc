@@ -50,6 +50,23 @@ core::Status DecodeHeader(std::string_view bytes, const std::string& file, Heade
   return core::Status::OK();
 }
 
+std::vector<HeaderRead> ReadHeaders(Env* env, const std::string& dir) {
+  std::vector<HeaderRead> out;
+  for (int b = 0; b < kBackupCount; ++b) {
+    const std::string path = JoinPath(dir, BackupFileName(b));
+    if (!env->FileExists(path)) continue;
+    HeaderRead r;
+    r.index = b;
+    std::unique_ptr<File> f;
+    std::string head;
+    r.status = env->Open(path, OpenMode::kRead, &f);
+    if (r.status.ok()) r.status = f->Read(0, kHeaderSize, &head);
+    if (r.status.ok()) r.status = DecodeHeader(head, path, &r.header);
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
 uint32_t ImageCrc(const uint32_t* object_crcs, uint64_t count) {
   return crc32c::Mask(crc32c::Value(object_crcs, count * sizeof(uint32_t)));
 }

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "recovery/env.h"
 #include "server/core/status.h"
@@ -39,6 +40,15 @@ std::string TempFileName(int index);    // "backup-0.ckpt.tmp"
 std::string EncodeHeader(const Header& h);  // kHeaderSize bytes
 // Checks magic, version and header CRC; on failure says what is wrong.
 core::Status DecodeHeader(std::string_view bytes, const std::string& file, Header* h);
+
+// The header of each backup file of dir that exists, in index order: decoded (status OK), or
+// why it could not be read or decoded. Reads only the headers.
+struct HeaderRead {
+  int index = 0;
+  core::Status status;
+  Header header;
+};
+std::vector<HeaderRead> ReadHeaders(Env* env, const std::string& dir);
 
 // Image checksum from the per-object CRCs (see above).
 uint32_t ImageCrc(const uint32_t* object_crcs, uint64_t count);

@@ -27,23 +27,16 @@ core::Status Recover(const RecoverOptions& options, void* base, const RecordFn& 
     bf::Header header;
   };
   std::vector<Candidate> candidates;
-  for (int b = 0; b < bf::kBackupCount; ++b) {
-    const std::string path = JoinPath(options.dir, bf::BackupFileName(b));
-    if (!options.env->FileExists(path)) continue;
-    std::unique_ptr<File> f;
-    std::string head;
-    bf::Header h;
-    core::Status s = options.env->Open(path, OpenMode::kRead, &f);
-    if (s.ok()) s = f->Read(0, bf::kHeaderSize, &head);
-    if (s.ok()) s = bf::DecodeHeader(head, path, &h);
-    if (!s.ok()) {
-      report->notes.push_back("skipped " + bf::BackupFileName(b) + ": " + s.ToString());
-    } else if (h.tick > options.max_checkpoint_tick) {
-      report->notes.push_back("passed over " + bf::BackupFileName(b) + ": its tick " +
-                              std::to_string(h.tick) + " is after " +
+  for (const bf::HeaderRead& r : bf::ReadHeaders(options.env, options.dir)) {
+    const std::string name = bf::BackupFileName(r.index);
+    if (!r.status.ok()) {
+      report->notes.push_back("skipped " + name + ": " + r.status.ToString());
+    } else if (r.header.tick > options.max_checkpoint_tick) {
+      report->notes.push_back("passed over " + name + ": its tick " +
+                              std::to_string(r.header.tick) + " is after " +
                               std::to_string(options.max_checkpoint_tick));
     } else {
-      candidates.push_back({b, h});
+      candidates.push_back({r.index, r.header});
     }
   }
   std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {

@@ -7,6 +7,7 @@
 #include <cinttypes>
 #include <cstring>
 
+#include "recovery/backup_format.h"
 #include "recovery/recover.h"
 #include "server/core/steady_clock.h"
 #include "server/durability/parallel_replay.h"
@@ -67,6 +68,7 @@ core::Status RecoverWithReplayThreads(const DurabilityOptions& options, bool rep
   ro.env = options.env;
   ro.data_dir = options.data_dir;
   ro.repair_tail = repair_tail;
+  ro.hash_checkpoint = static_cast<bool>(options.make_check_world);
   const core::Status s = RecoverWorld(
       ro, world,
       [world, &parallel](uint64_t, const TickRecord& record) {
@@ -89,7 +91,103 @@ core::Status RecoverWithReplayThreads(const DurabilityOptions& options, bool rep
   return s;
 }
 
+// The replay check (durability.h, ReplayCheck), read only: the other backup, older than the one
+// recovered from, restored into a world of its own and the logged ticks up to the recovered
+// backup's applied serially; the hashes compared.
+ReplayCheck CheckReplay(const DurabilityOptions& options, const WorldRecoveryReport& recovered) {
+  ReplayCheck c;
+  if (!options.make_check_world) return c;
+  const Clock::time_point t0 = Clock::now();
+  c.outcome = ReplayCheck::Outcome::kNotRun;
+  auto not_run = [&](std::string why) {
+    c.detail = std::move(why);
+    c.ms = core::MsSince(t0);
+    return c;
+  };
+  if (!recovered.from_checkpoint) return not_run("no backup was loaded");
+  c.to_tick = recovered.checkpoint_tick;
+  c.backup_hash = recovered.checkpoint_state_hash;
+  bool older = false;
+  for (const recovery::backup_format::HeaderRead& r :
+       recovery::backup_format::ReadHeaders(options.env, options.data_dir)) {
+    if (r.status.ok() && r.header.tick < c.to_tick && (!older || r.header.tick > c.from_tick)) {
+      older = true;
+      c.from_tick = r.header.tick;
+    }
+  }
+  if (!older) return not_run("no other backup older than tick " + std::to_string(c.to_tick));
+  std::unique_ptr<game::World> world;
+  core::Status s = options.make_check_world(&world);
+  if (!s.ok()) return not_run("no world to replay into: " + s.ToString());
+  RecoverWorldOptions ro;
+  ro.env = options.env;
+  ro.data_dir = options.data_dir;
+  ro.repair_tail = false;
+  ro.max_checkpoint_tick = c.from_tick;
+  WorldRecoveryReport report;
+  uint64_t applied_to = 0;
+  bool below_backup = false;  // a tick at or before T1 came: the older backup was not loaded
+  core::Status applied;       // the first ApplyTick error: the replay diverged
+  s = RecoverWorld(
+      ro, world.get(),
+      [&](uint64_t tick, const TickRecord& record) {
+        if (tick <= c.from_tick) {
+          below_backup = true;
+          return core::Status::Refused("the older backup was not loaded");
+        }
+        if (tick > c.to_tick) return core::Status::OK();
+        applied = ApplyTick(world.get(), record);
+        if (applied.ok()) applied_to = tick;
+        return applied;
+      },
+      &report);
+  if (below_backup || (s.ok() && report.checkpoint_tick != c.from_tick)) {
+    c.fallback_damaged = true;
+    return not_run("the backup of tick " + std::to_string(c.from_tick) + " did not restore" +
+                   (report.notes.empty() ? std::string() : ": " + report.notes.front()));
+  }
+  if (!applied.ok()) {
+    c.outcome = ReplayCheck::Outcome::kDiffers;
+    c.detail = "log tick " + std::to_string(applied_to + 1) +
+               " no longer applies to the older backup's replay: " + applied.ToString();
+    c.ms = core::MsSince(t0);
+    return c;
+  }
+  if (!s.ok()) {  // the older backup or the log after it did not verify
+    c.fallback_damaged = true;
+    std::string why = s.ToString();
+    for (const std::string& note : report.notes) why += "; " + note;
+    return not_run(why);
+  }
+  if (applied_to != c.to_tick) {
+    return not_run("the log ends at tick " + std::to_string(report.recovered_tick) +
+                   ", before the recovered backup's tick " + std::to_string(c.to_tick));
+  }
+  c.replayed_hash = world->StateHash();
+  if (c.replayed_hash == c.backup_hash) {
+    c.outcome = ReplayCheck::Outcome::kMatch;
+  } else {
+    c.outcome = ReplayCheck::Outcome::kDiffers;
+    char buf[128];
+    std::snprintf(buf, sizeof buf, "replayed to %016" PRIx64 ", the backup holds %016" PRIx64,
+                  c.replayed_hash, c.backup_hash);
+    c.detail = buf;
+  }
+  c.ms = core::MsSince(t0);
+  return c;
+}
+
 }  // namespace
+
+const char* ReplayCheckName(ReplayCheck::Outcome outcome) {
+  switch (outcome) {
+    case ReplayCheck::Outcome::kOff: return "off";
+    case ReplayCheck::Outcome::kNotRun: return "not_run";
+    case ReplayCheck::Outcome::kMatch: return "match";
+    case ReplayCheck::Outcome::kDiffers: return "differs";
+  }
+  return "?";
+}
 
 Durability::Durability(const DurabilityOptions& options, game::World* world)
     : options_(options), world_(world) {}
@@ -109,6 +207,7 @@ core::Status Durability::Open(const DurabilityOptions& options, game::World* wor
   if (!s.ok()) return s;
   s = RecoverWithReplayThreads(options, /*repair_tail=*/true, world, report);
   if (!s.ok()) return s;
+  report->replay_check = CheckReplay(options, *report);
   d->recovered_tick_ = report->recovered_tick;
   s = d->OpenWriters();
   if (!s.ok()) return s;
@@ -154,6 +253,7 @@ core::Status RecoverWorld(const RecoverWorldOptions& options, game::World* world
     core::Status s = CheckRestoredGlobals(world->globals(), fresh);
     if (s.ok()) world->RelinkAll();
     relink_ms = core::MsSince(t);
+    if (s.ok() && options.hash_checkpoint) report->checkpoint_state_hash = world->StateHash();
     return s;
   };
   core::Status s = recovery::Recover(
@@ -178,6 +278,7 @@ core::Status RecoverWorld(const RecoverWorldOptions& options, game::World* world
   if (!s.ok()) return s;
   report->found_state = rr.from_checkpoint || rr.records_replayed > 0;
   report->from_checkpoint = rr.from_checkpoint;
+  if (!rr.from_checkpoint) report->checkpoint_state_hash = 0;
   report->backup_index = rr.backup_index;
   report->checkpoint_tick = rr.checkpoint_tick;
   report->ticks_replayed = rr.records_replayed;

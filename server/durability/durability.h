@@ -55,7 +55,39 @@ struct DurabilityOptions {
   // faster as recovery goes (ParallelReplay::Options::adaptive); false puts every tick with
   // enough commands on the pool (to measure the pool itself).
   bool adaptive_replay = true;
+  // If set, Open runs the replay check (ReplayCheck) after recovering, before it opens the
+  // writers: it must make a World of this directory's map and configuration, in its initial
+  // state, which the check restores the older backup into. Read only; it costs a second world,
+  // the older backup's read and the ticks between the two backups replayed serially.
+  std::function<core::Status(std::unique_ptr<game::World>*)> make_check_world;
 };
+
+// The replay check: does this build replay the log to the state the writing server had? The two
+// backups are the live state after their ticks T1 < T2, and the log after T1 is kept (segments
+// are removed only up to the older backup), so the older backup with ticks T1 + 1 .. T2 applied
+// through ApplyTick must hash as the newer one, which recovery loaded. Another hash means this
+// binary does not reproduce the live game (a build that rounds floats otherwise, or a
+// nondeterminism bug), and the ticks it replayed after T2 may differ from what clients were shown.
+struct ReplayCheck {
+  enum class Outcome {
+    kOff,      // not asked for (DurabilityOptions::make_check_world empty)
+    kNotRun,   // nothing to compare: detail says why (one backup, the older does not verify, ...)
+    kMatch,    // the older backup replayed to the newer one's hash
+    kDiffers,  // it did not: detail says how
+  };
+  Outcome outcome = Outcome::kOff;
+  std::string detail;
+  // kNotRun because the older backup or the log between the two did not verify: recovery could
+  // not fall back to the older backup if the newer one went bad.
+  bool fallback_damaged = false;
+  uint64_t from_tick = 0;      // T1, the older backup's log tick
+  uint64_t to_tick = 0;        // T2, the loaded backup's
+  uint64_t replayed_hash = 0;  // World::StateHash of the older backup replayed to T2
+  uint64_t backup_hash = 0;    // of the newer backup as loaded
+  double ms = 0;               // the whole check
+};
+// "off", "not_run", "match", "differs".
+const char* ReplayCheckName(ReplayCheck::Outcome outcome);
 
 // What start-up recovery did.
 struct WorldRecoveryReport {
@@ -63,6 +95,9 @@ struct WorldRecoveryReport {
   bool from_checkpoint = false;
   int backup_index = -1;         // backup used, -1: none (replayed from the initial world)
   uint64_t checkpoint_tick = 0;  // log tick of the loaded backup (0: none)
+  // World::StateHash of that backup before any replay, if RecoverWorldOptions::hash_checkpoint
+  // (Durability::Open: with make_check_world); else 0.
+  uint64_t checkpoint_state_hash = 0;
   uint64_t ticks_replayed = 0;
   uint64_t recovered_tick = 0;   // the world is the state after this log tick
   int32_t world_tick = 0;        // Globals::tick of the recovered world
@@ -93,6 +128,7 @@ struct WorldRecoveryReport {
   uint64_t state_hash = 0;       // World::StateHash after recovery
   bool torn_tail_cut = false;    // where it was: in notes
   std::vector<std::string> notes;  // backups skipped and why, the tail that was cut
+  ReplayCheck replay_check;        // Durability::Open with make_check_world
 };
 
 // How RecoverWorld reads a data directory.
@@ -101,6 +137,8 @@ struct RecoverWorldOptions {
   std::string data_dir;
   bool repair_tail = true;  // false: nothing is written (a torn tail is only reported)
   uint64_t max_checkpoint_tick = UINT64_MAX;  // use only backups of this tick or earlier
+  // Hash the restored backup (WorldRecoveryReport::checkpoint_state_hash; one pass over the state).
+  bool hash_checkpoint = false;
 };
 
 // Applies one logged tick (decoded) to the world; Durability passes ApplyTick.
@@ -127,8 +165,10 @@ struct DurabilityStats {
 class Durability {
  public:
   // Creates data_dir if missing, checks that it belongs to this world (world.id), recovers the
-  // world if the directory holds state, opens the log and the checkpointer and installs the
-  // world's write hook. On error the World may be partly restored and must not be served.
+  // world if the directory holds state, runs the replay check if options.make_check_world is set
+  // (its outcome, whatever it is, goes in report->replay_check; it is not an error), opens the
+  // log and the checkpointer and installs the world's write hook. On error the World may be
+  // partly restored and must not be served.
   // `world` must outlive the Durability, or its Close: Close (and so the destructor) removes the
   // hooks from the world.
   static core::Status Open(const DurabilityOptions& options, game::World* world,

@@ -10,6 +10,8 @@
 
 #include <unistd.h>
 
+#include "recovery/backup_format.h"
+#include "recovery/crc32c.h"
 #include "recovery/fault_env.h"
 #include "recovery/log_writer.h"
 #include "server/durability/durability.h"
@@ -257,6 +259,143 @@ std::map<std::string, std::string> DirContents(recovery::Env* env, const std::st
     REQUIRE(recovery::ReadWholeFile(env, recovery::JoinPath(dir, n), &out[n]).ok());
   }
   return out;
+}
+
+// Rewrites backup `index` with one byte of its last object changed, and its checksums made
+// good again: a backup that verifies but holds a state the log does not replay to.
+void RewriteBackupWithOtherState(recovery::Env* env, int index) {
+  namespace bf = recovery::backup_format;
+  std::unique_ptr<recovery::File> f;
+  REQUIRE(env->Open(std::string(kDir) + "/" + bf::BackupFileName(index),
+                    recovery::OpenMode::kReadWrite, &f).ok());
+  std::string head, image;
+  bf::Header h;
+  REQUIRE(f->Read(0, bf::kHeaderSize, &head).ok());
+  REQUIRE(bf::DecodeHeader(head, "backup", &h).ok());
+  REQUIRE(f->Read(bf::kHeaderRegion, h.object_count * h.object_size, &image).ok());
+  image[image.size() - 7] ^= 0x5a;
+  std::vector<uint32_t> crcs(h.object_count);
+  for (uint64_t i = 0; i < h.object_count; ++i) {
+    crcs[i] = recovery::crc32c::Value(image.data() + i * h.object_size, h.object_size);
+  }
+  h.image_crc = bf::ImageCrc(crcs.data(), crcs.size());
+  REQUIRE(f->PWrite(0, bf::EncodeHeader(h)).ok());
+  REQUIRE(f->PWrite(bf::kHeaderRegion, image).ok());
+  REQUIRE(f->Sync().ok());
+}
+
+// The index of the backup Open recovers from (the newer), and its tick, from the headers.
+std::pair<int, uint64_t> NewestBackup(recovery::Env* env) {
+  std::pair<int, uint64_t> newest{-1, 0};
+  uint64_t sequence = 0;
+  for (const auto& r : recovery::backup_format::ReadHeaders(env, kDir)) {
+    if (r.status.ok() && r.header.sequence >= sequence) {
+      sequence = r.header.sequence;
+      newest = {r.index, r.header.tick};
+    }
+  }
+  return newest;
+}
+
+// Plays 30 ticks with checkpoints into env's kDir, at least two of them committed, at different
+// ticks; the live hash after each tick.
+std::map<uint64_t, uint64_t> RecordWithCheckpoints(recovery::Env* env, recovery::Algorithm a) {
+  auto live = Arena();
+  WorldRecoveryReport rep;
+  std::unique_ptr<Durability> dur;
+  REQUIRE(OpenIn(env, a, &live, &rep, &dur).ok());
+  CHECK(rep.replay_check.outcome == ReplayCheck::Outcome::kOff);  // no make_check_world
+  Driver driver(live.world.get(), dur.get());
+  std::map<uint64_t, uint64_t> hashes;
+  for (uint64_t t = 1; t <= 30; ++t) {
+    REQUIRE(driver.Tick().ok());
+    hashes[t] = driver.hash_at(t);
+    // The checkpoints run on their own thread: waiting now and then makes sure that at least two
+    // commit at different ticks (the next boundary starts the next one).
+    if (t % 10 == 0) REQUIRE(dur->WaitCheckpointIdle().ok());
+  }
+  REQUIRE(dur->WaitCheckpointIdle().ok());
+  REQUIRE(dur->Close().ok());
+  return hashes;
+}
+
+TEST_CASE("the replay check replays the older backup to the recovered one") {
+  namespace bf = recovery::backup_format;
+  auto scratch = Arena();  // the check's worlds use its map and collision world
+  for (recovery::Algorithm a : {recovery::Algorithm::kCou, recovery::Algorithm::kNaive,
+                                recovery::Algorithm::kPingPong}) {
+    INFO(recovery::AlgorithmName(a));
+    DurabilityOptions o;
+    auto reopen = [&](recovery::Env* env, WorldRecoveryReport* r) {
+      o = Options(env, a);
+      o.make_check_world = [&scratch](std::unique_ptr<game::World>* out) {
+        game::WorldConfig config;
+        config.max_players = 64;
+        return game::World::Create(scratch.map, *scratch.collision, config, out);
+      };
+      auto back = Arena();
+      std::unique_ptr<Durability> d;
+      REQUIRE(Durability::Open(o, back.world.get(), r, &d).ok());  // never fatal
+      REQUIRE(d->Close().ok());
+    };
+    {
+      recovery::FaultEnv env;
+      const auto live = RecordWithCheckpoints(&env, a);
+      WorldRecoveryReport r;
+      reopen(&env, &r);
+      CHECK(r.state_hash == live.at(30));  // the check never changes the recovery
+      const ReplayCheck& c = r.replay_check;
+      INFO(c.detail);
+      REQUIRE(c.outcome == ReplayCheck::Outcome::kMatch);
+      CHECK(c.to_tick == r.checkpoint_tick);
+      CHECK(c.from_tick > 0);  // a backup, not the initial world
+      CHECK(c.from_tick < c.to_tick);
+      CHECK(c.backup_hash == live.at(c.to_tick));
+      CHECK(c.replayed_hash == c.backup_hash);
+      CHECK(std::string(ReplayCheckName(c.outcome)) == "match");
+    }
+    {  // a newer backup that verifies but is not what the log replays to: differs
+      recovery::FaultEnv env;
+      const auto live = RecordWithCheckpoints(&env, a);
+      const auto [index, tick] = NewestBackup(&env);
+      RewriteBackupWithOtherState(&env, index);
+      WorldRecoveryReport r;
+      reopen(&env, &r);
+      CHECK(r.checkpoint_tick == tick);
+      CHECK(r.replay_check.outcome == ReplayCheck::Outcome::kDiffers);
+      CHECK(r.replay_check.replayed_hash == live.at(tick));
+      CHECK(r.replay_check.backup_hash != live.at(tick));
+      CHECK(r.replay_check.detail.find("replayed to") != std::string::npos);
+    }
+    {  // an older backup that does not verify: not run, and it says why
+      recovery::FaultEnv env;
+      RecordWithCheckpoints(&env, a);
+      const int older = 1 - NewestBackup(&env).first;
+      std::unique_ptr<recovery::File> f;
+      REQUIRE(env.Open(std::string(kDir) + "/" + bf::BackupFileName(older),
+                       recovery::OpenMode::kReadWrite, &f).ok());
+      std::string byte;
+      REQUIRE(f->Read(bf::kHeaderRegion + 300, 1, &byte).ok());
+      byte[0] = static_cast<char>(byte[0] ^ 0x01);
+      REQUIRE(f->PWrite(bf::kHeaderRegion + 300, byte).ok());
+      WorldRecoveryReport r;
+      reopen(&env, &r);
+      CHECK(r.replay_check.outcome == ReplayCheck::Outcome::kNotRun);
+      CHECK(r.replay_check.detail.find("did not restore") != std::string::npos);
+      CHECK(r.replay_check.fallback_damaged);
+    }
+    {  // one backup: not run
+      recovery::FaultEnv env;
+      RecordWithCheckpoints(&env, a);
+      REQUIRE(env.Unlink(std::string(kDir) + "/" + bf::BackupFileName(1 - NewestBackup(&env).first))
+                  .ok());
+      WorldRecoveryReport r;
+      reopen(&env, &r);
+      CHECK(r.replay_check.outcome == ReplayCheck::Outcome::kNotRun);
+      CHECK(r.replay_check.detail.find("no other backup") != std::string::npos);
+      CHECK_FALSE(r.replay_check.fallback_damaged);
+    }
+  }
 }
 
 TEST_CASE("replay threads outside 1..64 are refused before anything is read or written") {

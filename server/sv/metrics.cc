@@ -229,6 +229,10 @@ void RenderDurability(const MetricsSnapshot& s, Writer* w) {
          static_cast<double>(rec.checkpoint_tick));
   w->One("recovery_recovered_tick", "gauge", "Log tick the world was recovered to.",
          static_cast<double>(rec.recovered_tick));
+  w->One("recovery_replay_check_differs", "gauge",
+         "1 if the start-up replay check failed: the log did not replay the older backup to the "
+         "recovered one, so this binary does not reproduce the recorded game.",
+         rec.replay_check.outcome == durability::ReplayCheck::Outcome::kDiffers ? 1 : 0);
 }
 
 }  // namespace

@@ -26,25 +26,6 @@ namespace {
 constexpr char kHashLogName[] = "hash.log";  // Durability's hash_log_path in the server
 constexpr int kMaxRecords = 1000000;          // the server's --max-records bound
 
-// The backups of dir whose headers verify, as (file name, tick). Only the headers are read.
-std::vector<std::pair<std::string, uint64_t>> BackupTicks(const std::string& dir) {
-  namespace bf = recovery::backup_format;
-  recovery::Env* env = recovery::Env::Posix();
-  std::vector<std::pair<std::string, uint64_t>> out;
-  for (int b = 0; b < bf::kBackupCount; ++b) {
-    const std::string path = recovery::JoinPath(dir, bf::BackupFileName(b));
-    if (!env->FileExists(path)) continue;
-    std::unique_ptr<recovery::File> f;
-    std::string head;
-    bf::Header h;
-    core::Status s = env->Open(path, recovery::OpenMode::kRead, &f);
-    if (s.ok()) s = f->Read(0, bf::kHeaderSize, &head);
-    if (s.ok()) s = bf::DecodeHeader(head, path, &h);
-    if (s.ok()) out.emplace_back(bf::BackupFileName(b), h.tick);
-  }
-  return out;
-}
-
 }  // namespace
 
 Replay::Replay(const ReplayOptions& options) : options_(options), stats_(options.threads) {}
@@ -227,7 +208,11 @@ void Replay::ReadRecordedHashes() {
 // applied. Nothing is written. A backup that does not verify gives no hash, with a note.
 void Replay::HashBackupOfLastTick() {
   const uint64_t want = last_tick();
-  const std::vector<std::pair<std::string, uint64_t>> backups = BackupTicks(options_.data_dir);
+  namespace bf = recovery::backup_format;
+  std::vector<std::pair<std::string, uint64_t>> backups;  // the headers that decode: name, tick
+  for (const bf::HeaderRead& r : bf::ReadHeaders(recovery::Env::Posix(), options_.data_dir)) {
+    if (r.status.ok()) backups.emplace_back(bf::BackupFileName(r.index), r.header.tick);
+  }
   const auto at = std::find_if(backups.begin(), backups.end(),
                                [want](const auto& b) { return b.second == want; });
   if (at == backups.end()) {
@@ -249,6 +234,7 @@ void Replay::HashBackupOfLastTick() {
     ro.data_dir = options_.data_dir;
     ro.repair_tail = false;
     ro.max_checkpoint_tick = want;
+    ro.hash_checkpoint = true;
     s = durability::RecoverWorld(
         ro, backup_world.get(),
         [](uint64_t, const durability::TickRecord&) { return core::Status::OK(); }, &report);
@@ -261,7 +247,7 @@ void Replay::HashBackupOfLastTick() {
     return;
   }
   has_recorded_hash_ = true;
-  recorded_hash_ = report.state_hash;
+  recorded_hash_ = report.checkpoint_state_hash;
   recorded_hash_source_ = recovery::backup_format::BackupFileName(report.backup_index);
 }
 

@@ -39,6 +39,16 @@ Server::Server(const ServerOptions& options)
                       kNewIdentitySlots, ticket_rng_()),
       population_(options.tick_hz) {}
 
+game::WorldConfig Server::WorldConfigOf(const ServerOptions& options) {
+  game::WorldConfig config;
+  config.max_players = options.max_players;
+  config.max_records = options.max_records;
+  config.tick_ms = options.tick_ms();
+  config.areanode_depth = options.areanode_depth;
+  config.seed = options.seed;
+  return config;
+}
+
 core::Status Server::Create(const ServerOptions& options, std::unique_ptr<Server>* out) {
   core::Status s = ValidateOptions(options);
   if (!s.ok()) return s;
@@ -48,13 +58,7 @@ core::Status Server::Create(const ServerOptions& options, std::unique_ptr<Server
   sv->collision_ = collision::CollisionWorld::Build(sv->map_);
   s = sv->LoadVisibility();
   if (!s.ok()) return s;
-  game::WorldConfig config;
-  config.max_players = options.max_players;
-  config.max_records = options.max_records;
-  config.tick_ms = options.tick_ms();
-  config.areanode_depth = options.areanode_depth;
-  config.seed = options.seed;
-  s = game::World::Create(sv->map_, *sv->collision_, config, &sv->world_);
+  s = game::World::Create(sv->map_, *sv->collision_, WorldConfigOf(options), &sv->world_);
   if (!s.ok()) return s;
   if (sv->world_->first_record() > proto::kMaxEntityId + 1) {
     return core::Status::InvalidArgument(

@@ -137,6 +137,10 @@ class Server {
 
   // Durability (serial points of the frame; server_durability.cc).
   core::Status OpenDurability();
+  // The game world's configuration from the options: the live world's, and the replay check's.
+  static game::WorldConfig WorldConfigOf(const ServerOptions& options);
+  // Logs the replay check's outcome (recovery_report_.replay_check).
+  void LogReplayCheck() const;
   void CheckpointPhase(PhaseClock* clock);  // master: CheckpointBoundary, timed as kCheckpoint
   void CheckpointBoundary();  // master, before the world phase: the previous frame's boundary
   void AppendTickRecord() EXCLUDES(gate_mu_);  // after every request of the frame: merge, log (no wait)

@@ -17,6 +17,11 @@ core::Status Server::OpenDurability() {
   o.async_flush_ms = options_.async_flush_ms;
   o.replay_threads = options_.replay_threads;
   if (options_.hash_log) o.hash_log_path = recovery::JoinPath(options_.data_dir, "hash.log");
+  if (options_.recovery_check) {
+    o.make_check_world = [this](std::unique_ptr<game::World>* out) {
+      return game::World::Create(map_, *collision_, WorldConfigOf(options_), out);
+    };
+  }
   const durability::WorldRecoveryReport& r = recovery_report_;
   core::Status s = durability::Durability::Open(o, world_.get(), &recovery_report_, &durability_);
   for (const std::string& note : r.notes) spdlog::warn("recovery: {}", note);
@@ -28,6 +33,7 @@ core::Status Server::OpenDurability() {
                  options_.data_dir, r.recovered_tick, r.world_tick, r.checkpoint_tick,
                  r.backup_index, r.ticks_replayed, r.commands_replayed, r.replay_threads,
                  r.restore_ms, r.replay_ms, r.speed_x_realtime, r.total_ms, r.state_hash);
+    LogReplayCheck();
     if (r.replay_coarse_tree_ticks > 0) {
       spdlog::warn("recovery: {} ticks replayed by the walk, not by the log's lock order, which is over "
                    "finer areanode leaves than --areanode-depth {}: the state is the same, a restart "
@@ -50,6 +56,34 @@ core::Status Server::OpenDurability() {
     if (world_->Get(id).flags & game::kFlagConnected) recovered_online_.push_back(id);
   }
   return core::Status::OK();
+}
+
+void Server::LogReplayCheck() const {
+  const durability::ReplayCheck& c = recovery_report_.replay_check;
+  switch (c.outcome) {
+    case durability::ReplayCheck::Outcome::kOff:
+      break;
+    case durability::ReplayCheck::Outcome::kNotRun:
+      if (c.fallback_damaged) {
+        spdlog::warn("recovery check not run: {}; recovery could not fall back to the older backup "
+                     "now (the next checkpoints replace it)", c.detail);
+      } else {
+        spdlog::info("recovery check not run: {}", c.detail);
+      }
+      break;
+    case durability::ReplayCheck::Outcome::kMatch:
+      spdlog::info("recovery check: the log replays the older backup (tick {}) to the recovered one "
+                   "(tick {}), state hash {:016x}, in {:.1f} ms",
+                   c.from_tick, c.to_tick, c.backup_hash, c.ms);
+      break;
+    case durability::ReplayCheck::Outcome::kDiffers:
+      spdlog::error("recovery check FAILED: the log does not replay the older backup (tick {}) to the "
+                    "recovered one (tick {}): {}. This binary does not reproduce the game the writing "
+                    "server played (another build, or a nondeterminism bug): the {} ticks replayed "
+                    "after tick {} may differ from what clients were shown",
+                    c.from_tick, c.to_tick, c.detail, recovery_report_.ticks_replayed, c.to_tick);
+      break;
+  }
 }
 
 void Server::LeaveRecovered() {

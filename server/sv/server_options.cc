@@ -163,6 +163,9 @@ cxxopts::Options MakeOptions() {
     ("replay-threads", "Threads that replay the log at start-up (1..64; default: hardware cores): "
                        "each tick's commands of disjoint regions replay at once, with the same result as 1",
      cxxopts::value<int>())
+    ("recovery-check", "on: after recovering, replay the log from the older backup to the newer one "
+                       "and compare their state hashes (is this build replaying the game the writing "
+                       "server played?); off: skip it", cxxopts::value<std::string>()->default_value("on"))
     ("hash-log", "Append \"log-tick state-hash\" for every frame to DATA_DIR/hash.log (crash tests)")
     ("h,help", "Print this help");
   // clang-format on
@@ -314,6 +317,11 @@ ParseResult ParseServerOptions(int argc, const char* const* argv, ServerOptions*
                                r["durability"].as<std::string>() + "'", help);
     o.async_flush_ms = r["async-flush-ms"].as<int>();
     o.hash_log = r.count("hash-log") > 0;
+    const std::string check = r["recovery-check"].as<std::string>();
+    if (check != "on" && check != "off") {
+      return Error("--recovery-check must be on or off, not '" + check + "'", help);
+    }
+    o.recovery_check = check == "on";
     o.replay_threads = r.count("replay-threads") ? r["replay-threads"].as<int>() : HardwareThreads();
     if (r.count("metrics-port") != 0) {
       const int metrics_port = r["metrics-port"].as<int>();

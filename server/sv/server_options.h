@@ -77,6 +77,9 @@ struct ServerOptions {
   int async_flush_ms = 200;
   bool hash_log = false;           // data_dir/hash.log: "log-tick state-hash" per frame
   int replay_threads = 1;          // start-up log replay threads, 1..64 (command line: cores)
+  // After recovery, check that the log between the two backups replays from the older to the
+  // newer (durability::ReplayCheck); its outcome is logged and reported, never fatal.
+  bool recovery_check = true;
 
   // Operations (docs/stats.md, "Prometheus metrics").
   bool metrics = false;            // serve GET /metrics (main.cc) and publish its board

@@ -88,7 +88,12 @@ void DurabilityJson(const DurabilityReport& d, std::string* j) {
         ", \"commands_replayed\": " + Num(r.commands_replayed) +
         ", \"speed_x_realtime\": " + Num(r.speed_x_realtime) +
         ", \"total_ms\": " + Num(r.total_ms) + ", \"state_hash\": \"" + Hex64(r.state_hash) +
-        "\", \"torn_tail_cut\": " + (r.torn_tail_cut ? "true" : "false") + "},\n";
+        "\", \"torn_tail_cut\": " + (r.torn_tail_cut ? "true" : "false") +
+        ", \"replay_check\": {\"outcome\": " +
+        JsonString(durability::ReplayCheckName(r.replay_check.outcome)) +
+        ", \"from_tick\": " + Num(r.replay_check.from_tick) +
+        ", \"to_tick\": " + Num(r.replay_check.to_tick) + ", \"ms\": " + Num(r.replay_check.ms) +
+        ", \"detail\": " + JsonString(r.replay_check.detail) + "}},\n";
   const recovery::CheckpointStats& c = d.stats.checkpoint;
   *j += "  \"checkpoint\": {\"algorithm\": " + JsonString(d.algorithm) +
         ", \"interval_ms\": " + std::to_string(d.interval_ms) +

@@ -4,7 +4,8 @@
 // `recovery` object) to a state whose hash equals the hash the killed server logged live for
 // the same tick (--hash-log), and the bots must see no durability violation: no command whose
 // result a bot was shown is missing after a restart. Restarts replay the log serially or on 2 or 4
-// threads (--replay-threads): the hash must match either way. About 30 s.
+// threads (--replay-threads): the hash must match either way. The server's replay check (the log
+// from the older backup to the recovered one) must never disagree. About 30 s.
 #include <catch2/catch.hpp>
 
 #include <arpa/inet.h>
@@ -107,6 +108,7 @@ TEST_CASE("kill -9 at random moments: every restart recovers the live state, "
                   ScratchPath("bots.out"), ScratchPath("bots.err"));
   std::mt19937 rng(static_cast<uint32_t>(std::random_device{}()));
   uint64_t last_recovered = 0;
+  int checks_matched = 0;
   for (int k = 1; k <= kKills; ++k) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1500 + rng() % 2500));
     server->Kill(SIGKILL);  // and reaped: the hash log holds all it wrote, nothing newer
@@ -133,6 +135,13 @@ TEST_CASE("kill -9 at random moments: every restart recovers the live state, "
     // follows it on every tick the pool takes.
     REQUIRE(r.Has("replay_lock_order_ticks"));
     if (replay_threads[k] == 1) CHECK(r["replay_lock_order_ticks"].number == 0);
+    // The replay check (on by default): the log replays the older backup to the recovered one.
+    // It may lack a second backup, never disagree.
+    REQUIRE(r.Has("replay_check"));
+    const std::string check = r["replay_check"]["outcome"].string;
+    INFO("replay check: " << check << ", " << r["replay_check"]["detail"].string);
+    CHECK((check == "match" || check == "not_run"));
+    checks_matched += check == "match" ? 1 : 0;
     // Bots send commands every frame; a replay of a second or more of play has them, and a speed.
     if (r["ticks_replayed"].number >= 30) {
       CHECK(r["commands_replayed"].number > 0);
@@ -140,6 +149,7 @@ TEST_CASE("kill -9 at random moments: every restart recovers the live state, "
     }
     last_recovered = tick;
   }
+  CHECK(checks_matched >= 1);  // the first restart finds the first run's two backups
   const int rc = bots.Wait(60);
   const std::string json = ReadFile(bots_json);
   INFO(json);

@@ -104,6 +104,17 @@ TEST_CASE("bad --replay-threads values exit 2 with an error naming the flag and 
   }
 }
 
+TEST_CASE("a bad --recovery-check value exits 2 with an error naming the flag") {
+  const testing_util::ScratchDir scratch("aftershock_binary_test");
+  const std::string err = scratch.Path("server.err");
+  for (const std::string bad : {"maybe", "1", ""}) {
+    INFO("--recovery-check '" << bad << "'");
+    Subprocess server({AS_SERVER_BIN, "--recovery-check", bad, "--data-dir", ""}, "/dev/null", err);
+    CHECK(server.Wait(10) == 2);
+    CHECK_THAT(ReadFile(err), Catch::Contains("--recovery-check must be on or off"));
+  }
+}
+
 TEST_CASE("bad --assign locality and --areanode-depth flags exit 2 with an error naming the flag") {
   const testing_util::ScratchDir scratch("aftershock_binary_test");
   const std::string err = scratch.Path("server.err");
