@@ -54,9 +54,10 @@ core::Status CheckRecoveryOptions(const DurabilityOptions& options) {
 
 // RecoverWorld for Durability::Open and RecoverReadOnly: the logged ticks replayed through
 // ApplyTick, on a ParallelReplay pool (alive for the whole replay) if options.replay_threads > 1,
-// and the pool's figures in the report.
+// and the pool's figures in the report. hash_checkpoint: the loaded backup's hash, for the check.
 core::Status RecoverWithReplayThreads(const DurabilityOptions& options, bool repair_tail,
-                                      game::World* world, WorldRecoveryReport* report) {
+                                      bool hash_checkpoint, game::World* world,
+                                      WorldRecoveryReport* report) {
   std::unique_ptr<ParallelReplay> parallel;
   if (options.replay_threads > 1) {
     ParallelReplay::Options po;
@@ -68,7 +69,7 @@ core::Status RecoverWithReplayThreads(const DurabilityOptions& options, bool rep
   ro.env = options.env;
   ro.data_dir = options.data_dir;
   ro.repair_tail = repair_tail;
-  ro.hash_checkpoint = static_cast<bool>(options.make_check_world);
+  ro.hash_checkpoint = hash_checkpoint;
   const core::Status s = RecoverWorld(
       ro, world,
       [world, &parallel](uint64_t, const TickRecord& record) {
@@ -91,95 +92,80 @@ core::Status RecoverWithReplayThreads(const DurabilityOptions& options, bool rep
   return s;
 }
 
-// The replay check (durability.h, ReplayCheck), read only: the other backup, older than the one
-// recovered from, restored into a world of its own and the logged ticks up to the recovered
-// backup's applied serially; the hashes compared.
+// The older backup for the replay check: the newest whose header verifies and whose tick is below
+// `newer`. False if there is none.
+bool OlderBackupTick(recovery::Env* env, const std::string& dir, uint64_t newer, uint64_t* tick) {
+  bool found = false;
+  for (const recovery::backup_format::HeaderRead& r :
+       recovery::backup_format::ReadHeaders(env, dir)) {
+    if (r.status.ok() && r.header.tick < newer && (!found || r.header.tick > *tick)) {
+      found = true;
+      *tick = r.header.tick;
+    }
+  }
+  return found;
+}
+
+// The replay check (replay_check.h), read only: the older backup restored into a world of its
+// own, the logged ticks up to the recovered backup's applied serially, the hashes compared.
 ReplayCheck CheckReplay(const DurabilityOptions& options, const WorldRecoveryReport& recovered) {
   ReplayCheck c;
   if (!options.make_check_world) return c;
   const Clock::time_point t0 = Clock::now();
-  c.outcome = ReplayCheck::Outcome::kNotRun;
-  auto not_run = [&](std::string why) {
-    c.detail = std::move(why);
-    c.ms = core::MsSince(t0);
+  auto finish = [&](ReplayCheck::Outcome outcome, std::string detail) {
+    c.outcome = outcome;
+    c.detail = std::move(detail);
+    c.duration_ms = core::MsSince(t0);
     return c;
   };
-  if (!recovered.from_checkpoint) return not_run("no backup was loaded");
+  constexpr ReplayCheck::Outcome kNotRun = ReplayCheck::Outcome::kNotRun;
+  if (!recovered.from_checkpoint) return finish(kNotRun, "no backup was loaded");
   c.to_tick = recovered.checkpoint_tick;
   c.backup_hash = recovered.checkpoint_state_hash;
-  bool older = false;
-  for (const recovery::backup_format::HeaderRead& r :
-       recovery::backup_format::ReadHeaders(options.env, options.data_dir)) {
-    if (r.status.ok() && r.header.tick < c.to_tick && (!older || r.header.tick > c.from_tick)) {
-      older = true;
-      c.from_tick = r.header.tick;
-    }
+  if (!OlderBackupTick(options.env, options.data_dir, c.to_tick, &c.from_tick)) {
+    return finish(kNotRun, "no other backup older than tick " + std::to_string(c.to_tick));
   }
-  if (!older) return not_run("no other backup older than tick " + std::to_string(c.to_tick));
   std::unique_ptr<game::World> world;
   core::Status s = options.make_check_world(&world);
-  if (!s.ok()) return not_run("no world to replay into: " + s.ToString());
-  RecoverWorldOptions ro;
-  ro.env = options.env;
-  ro.data_dir = options.data_dir;
-  ro.repair_tail = false;
-  ro.max_checkpoint_tick = c.from_tick;
+  if (!s.ok()) return finish(kNotRun, "no world to replay into: " + s.ToString());
+  uint64_t applied_to = c.from_tick;
+  core::Status refused;  // ApplyTick's error: the replay diverged
   WorldRecoveryReport report;
-  uint64_t applied_to = 0;
-  bool below_backup = false;  // a tick at or before T1 came: the older backup was not loaded
-  core::Status applied;       // the first ApplyTick error: the replay diverged
-  s = RecoverWorld(
-      ro, world.get(),
+  s = RestoreBackupOfTick(
+      options.env, options.data_dir, c.from_tick, world.get(),
       [&](uint64_t tick, const TickRecord& record) {
-        if (tick <= c.from_tick) {
-          below_backup = true;
-          return core::Status::Refused("the older backup was not loaded");
-        }
         if (tick > c.to_tick) return core::Status::OK();
-        applied = ApplyTick(world.get(), record);
-        if (applied.ok()) applied_to = tick;
-        return applied;
+        refused = ApplyTick(world.get(), record);
+        if (refused.ok()) applied_to = tick;
+        return refused;
       },
       &report);
-  if (below_backup || (s.ok() && report.checkpoint_tick != c.from_tick)) {
-    c.fallback_damaged = true;
-    return not_run("the backup of tick " + std::to_string(c.from_tick) + " did not restore" +
-                   (report.notes.empty() ? std::string() : ": " + report.notes.front()));
+  if (!refused.ok()) {
+    return finish(ReplayCheck::Outcome::kDiffers,
+                  "log tick " + std::to_string(applied_to + 1) +
+                      " no longer applies to the older backup's replay: " + refused.ToString());
   }
-  if (!applied.ok()) {
-    c.outcome = ReplayCheck::Outcome::kDiffers;
-    c.detail = "log tick " + std::to_string(applied_to + 1) +
-               " no longer applies to the older backup's replay: " + applied.ToString();
-    c.ms = core::MsSince(t0);
-    return c;
-  }
-  if (!s.ok()) {  // the older backup or the log after it did not verify
+  if (s.code() == core::Status::Code::kNotFound) return finish(kNotRun, s.message());
+  if (!s.ok()) {
     c.fallback_damaged = true;
-    std::string why = s.ToString();
-    for (const std::string& note : report.notes) why += "; " + note;
-    return not_run(why);
+    return finish(kNotRun, "the log after the older backup (tick " + std::to_string(c.from_tick) +
+                               ") does not verify: " + s.ToString());
   }
   if (applied_to != c.to_tick) {
-    return not_run("the log ends at tick " + std::to_string(report.recovered_tick) +
-                   ", before the recovered backup's tick " + std::to_string(c.to_tick));
+    return finish(kNotRun, "the log holds ticks only up to " + std::to_string(applied_to) +
+                               ", before the recovered backup's tick " + std::to_string(c.to_tick));
   }
   c.replayed_hash = world->StateHash();
-  if (c.replayed_hash == c.backup_hash) {
-    c.outcome = ReplayCheck::Outcome::kMatch;
-  } else {
-    c.outcome = ReplayCheck::Outcome::kDiffers;
-    char buf[128];
-    std::snprintf(buf, sizeof buf, "replayed to %016" PRIx64 ", the backup holds %016" PRIx64,
-                  c.replayed_hash, c.backup_hash);
-    c.detail = buf;
-  }
-  c.ms = core::MsSince(t0);
-  return c;
+  if (c.replayed_hash == c.backup_hash) return finish(ReplayCheck::Outcome::kMatch, "");
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "replayed to %016" PRIx64 ", the backup holds %016" PRIx64,
+                c.replayed_hash, c.backup_hash);
+  return finish(ReplayCheck::Outcome::kDiffers, buf);
 }
 
 }  // namespace
 
-const char* ReplayCheckName(ReplayCheck::Outcome outcome) {
+const char* ReplayCheckName(ReplayCheck::Outcome outcome) {  // replay_check.h
   switch (outcome) {
     case ReplayCheck::Outcome::kOff: return "off";
     case ReplayCheck::Outcome::kNotRun: return "not_run";
@@ -205,7 +191,9 @@ core::Status Durability::Open(const DurabilityOptions& options, game::World* wor
   if (!s.ok()) return s;
   s = CheckOrCreateIdentity(options.env, options.data_dir, IdentityOf(world->globals()));
   if (!s.ok()) return s;
-  s = RecoverWithReplayThreads(options, /*repair_tail=*/true, world, report);
+  s = RecoverWithReplayThreads(options, /*repair_tail=*/true,
+                               /*hash_checkpoint=*/static_cast<bool>(options.make_check_world), world,
+                               report);
   if (!s.ok()) return s;
   report->replay_check = CheckReplay(options, *report);
   d->recovered_tick_ = report->recovered_tick;
@@ -224,7 +212,8 @@ core::Status Durability::RecoverReadOnly(const DurabilityOptions& options, game:
   if (!s.ok()) return s;
   s = CheckIdentity(options.env, options.data_dir, IdentityOf(world->globals()));
   if (!s.ok()) return s;
-  s = RecoverWithReplayThreads(options, /*repair_tail=*/false, world, report);
+  s = RecoverWithReplayThreads(options, /*repair_tail=*/false, /*hash_checkpoint=*/false, world,
+                               report);
   if (!s.ok()) return s;
   report->total_ms = core::MsSince(t0);
   return core::Status::OK();
@@ -275,12 +264,12 @@ core::Status RecoverWorld(const RecoverWorldOptions& options, game::World* world
       &rr);
   if (s.ok() && !restored) s = restore();
   report->notes = rr.notes;
-  if (!s.ok()) return s;
-  report->found_state = rr.from_checkpoint || rr.records_replayed > 0;
-  report->from_checkpoint = rr.from_checkpoint;
+  report->from_checkpoint = rr.from_checkpoint;  // which backup, even if the log then failed
   if (!rr.from_checkpoint) report->checkpoint_state_hash = 0;
   report->backup_index = rr.backup_index;
   report->checkpoint_tick = rr.checkpoint_tick;
+  if (!s.ok()) return s;
+  report->found_state = rr.from_checkpoint || rr.records_replayed > 0;
   report->ticks_replayed = rr.records_replayed;
   report->recovered_tick = rr.last_tick;
   report->world_tick = world->globals().tick;
@@ -294,6 +283,38 @@ core::Status RecoverWorld(const RecoverWorldOptions& options, game::World* world
   report->state_hash = world->StateHash();
   report->torn_tail_cut = rr.truncated_tail;  // where: in report->notes
   return core::Status::OK();
+}
+
+core::Status RestoreBackupOfTick(recovery::Env* env, const std::string& data_dir, uint64_t tick,
+                                 game::World* world, const LoggedTickFn& apply,
+                                 WorldRecoveryReport* report) {
+  RecoverWorldOptions ro;
+  ro.env = env;
+  ro.data_dir = data_dir;
+  ro.repair_tail = false;
+  ro.max_checkpoint_tick = tick;
+  ro.hash_checkpoint = true;
+  bool older_came = false;  // a tick at or before `tick`: its backup was not the one restored
+  core::Status s = RecoverWorld(
+      ro, world,
+      [&](uint64_t t, const TickRecord& record) {
+        if (t <= tick) {
+          older_came = true;
+          return core::Status::NotFound("stop");  // replaced below: nothing more is read
+        }
+        return apply(t, record);
+      },
+      report);
+  if (older_came || !report->from_checkpoint || report->checkpoint_tick != tick) {
+    // Why: Recover's note on the file it skipped ("skipped backup-N.ckpt: ..."), or its error.
+    std::string why = "no backup of tick " + std::to_string(tick) + " verifies";
+    for (const std::string& note : report->notes) {
+      if (note.rfind("skipped ", 0) == 0) why += "; " + note;
+    }
+    if (!s.ok() && !older_came) why += "; " + s.ToString();
+    return core::Status::NotFound(why);
+  }
+  return s;
 }
 
 core::Status Durability::OpenWriters() {

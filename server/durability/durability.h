@@ -30,6 +30,7 @@
 #include "server/core/mutex.h"
 #include "server/core/status.h"
 #include "server/core/thread_annotations.h"
+#include "server/durability/replay_check.h"
 #include "server/durability/tick_record.h"
 #include "server/game/world.h"
 
@@ -61,33 +62,6 @@ struct DurabilityOptions {
   // the older backup's read and the ticks between the two backups replayed serially.
   std::function<core::Status(std::unique_ptr<game::World>*)> make_check_world;
 };
-
-// The replay check: does this build replay the log to the state the writing server had? The two
-// backups are the live state after their ticks T1 < T2, and the log after T1 is kept (segments
-// are removed only up to the older backup), so the older backup with ticks T1 + 1 .. T2 applied
-// through ApplyTick must hash as the newer one, which recovery loaded. Another hash means this
-// binary does not reproduce the live game (a build that rounds floats otherwise, or a
-// nondeterminism bug), and the ticks it replayed after T2 may differ from what clients were shown.
-struct ReplayCheck {
-  enum class Outcome {
-    kOff,      // not asked for (DurabilityOptions::make_check_world empty)
-    kNotRun,   // nothing to compare: detail says why (one backup, the older does not verify, ...)
-    kMatch,    // the older backup replayed to the newer one's hash
-    kDiffers,  // it did not: detail says how
-  };
-  Outcome outcome = Outcome::kOff;
-  std::string detail;
-  // kNotRun because the older backup or the log between the two did not verify: recovery could
-  // not fall back to the older backup if the newer one went bad.
-  bool fallback_damaged = false;
-  uint64_t from_tick = 0;      // T1, the older backup's log tick
-  uint64_t to_tick = 0;        // T2, the loaded backup's
-  uint64_t replayed_hash = 0;  // World::StateHash of the older backup replayed to T2
-  uint64_t backup_hash = 0;    // of the newer backup as loaded
-  double ms = 0;               // the whole check
-};
-// "off", "not_run", "match", "differs".
-const char* ReplayCheckName(ReplayCheck::Outcome outcome);
 
 // What start-up recovery did.
 struct WorldRecoveryReport {
@@ -151,6 +125,15 @@ using LoggedTickFn = std::function<core::Status(uint64_t tick, const TickRecord&
 // Does not check world.id: the caller does (CheckOrCreateIdentity or CheckIdentity).
 core::Status RecoverWorld(const RecoverWorldOptions& options, game::World* world,
                           const LoggedTickFn& apply, WorldRecoveryReport* report);
+
+// RecoverWorld from the backup of exactly log tick `tick`, read only (no torn tail is cut): into
+// `world`, a fresh world of the directory's configuration, and `apply` gets the logged ticks
+// after it. report->checkpoint_state_hash is the backup's hash. NotFound, saying why, if no backup
+// of that tick verifies (nothing is applied then); another error if the log after it does not.
+// The replay check and aftershock-replay's recorded hash.
+core::Status RestoreBackupOfTick(recovery::Env* env, const std::string& data_dir, uint64_t tick,
+                                 game::World* world, const LoggedTickFn& apply,
+                                 WorldRecoveryReport* report);
 
 struct DurabilityStats {
   recovery::CheckpointStats checkpoint;

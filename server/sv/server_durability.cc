@@ -65,8 +65,8 @@ void Server::LogReplayCheck() const {
       break;
     case durability::ReplayCheck::Outcome::kNotRun:
       if (c.fallback_damaged) {
-        spdlog::warn("recovery check not run: {}; recovery could not fall back to the older backup "
-                     "now (the next checkpoints replace it)", c.detail);
+        spdlog::warn("recovery check not run: {}; until the next checkpoint commits, recovery could "
+                     "not fall back to the older backup", c.detail);
       } else {
         spdlog::info("recovery check not run: {}", c.detail);
       }
@@ -74,14 +74,14 @@ void Server::LogReplayCheck() const {
     case durability::ReplayCheck::Outcome::kMatch:
       spdlog::info("recovery check: the log replays the older backup (tick {}) to the recovered one "
                    "(tick {}), state hash {:016x}, in {:.1f} ms",
-                   c.from_tick, c.to_tick, c.backup_hash, c.ms);
+                   c.from_tick, c.to_tick, c.backup_hash, c.duration_ms);
       break;
     case durability::ReplayCheck::Outcome::kDiffers:
       spdlog::error("recovery check FAILED: the log does not replay the older backup (tick {}) to the "
                     "recovered one (tick {}): {}. This binary does not reproduce the game the writing "
-                    "server played (another build, or a nondeterminism bug): the {} ticks replayed "
-                    "after tick {} may differ from what clients were shown",
-                    c.from_tick, c.to_tick, c.detail, recovery_report_.ticks_replayed, c.to_tick);
+                    "server played (another build, or a nondeterminism bug): the ticks replayed after "
+                    "tick {} ({} of them) may differ from what clients were shown",
+                    c.from_tick, c.to_tick, c.detail, c.to_tick, recovery_report_.ticks_replayed);
       break;
   }
 }

@@ -92,7 +92,9 @@ void DurabilityJson(const DurabilityReport& d, std::string* j) {
         ", \"replay_check\": {\"outcome\": " +
         JsonString(durability::ReplayCheckName(r.replay_check.outcome)) +
         ", \"from_tick\": " + Num(r.replay_check.from_tick) +
-        ", \"to_tick\": " + Num(r.replay_check.to_tick) + ", \"ms\": " + Num(r.replay_check.ms) +
+        ", \"to_tick\": " + Num(r.replay_check.to_tick) +
+        ", \"duration_ms\": " + Num(r.replay_check.duration_ms) +
+        ", \"fallback_damaged\": " + (r.replay_check.fallback_damaged ? "true" : "false") +
         ", \"detail\": " + JsonString(r.replay_check.detail) + "}},\n";
   const recovery::CheckpointStats& c = d.stats.checkpoint;
   *j += "  \"checkpoint\": {\"algorithm\": " + JsonString(d.algorithm) +

@@ -149,7 +149,9 @@ TEST_CASE("kill -9 at random moments: every restart recovers the live state, "
     }
     last_recovered = tick;
   }
-  CHECK(checks_matched >= 1);  // the first restart finds the first run's two backups
+  // Some restart finds two intact backups (a kill may catch a checkpoint writing into the older
+  // file, but not at every one of the four, and naive and none leave both intact).
+  CHECK(checks_matched >= 1);
   const int rc = bots.Wait(60);
   const std::string json = ReadFile(bots_json);
   INFO(json);

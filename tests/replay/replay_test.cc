@@ -20,6 +20,7 @@
 #include <spdlog/spdlog.h>
 
 #include "recovery/backup_format.h"
+#include "recovery/env.h"
 #include "server/core/hash.h"
 #include "server/sv/replay.h"
 #include "server/sv/replay_options.h"
@@ -182,11 +183,9 @@ TEST_CASE("replay up to a backup's tick without hash.log compares against the ba
   }
   fs::remove(dir + "/hash.log");
   std::map<uint64_t, std::string> backups;  // tick -> file name
-  for (int b = 0; b < bf::kBackupCount; ++b) {
-    const std::string name = bf::BackupFileName(b);
-    bf::Header h;
-    REQUIRE(bf::DecodeHeader(ReadFile(dir + "/" + name).substr(0, bf::kHeaderSize), name, &h).ok());
-    backups[h.tick] = name;
+  for (const bf::HeaderRead& h : bf::ReadHeaders(recovery::Env::Posix(), dir)) {
+    REQUIRE(h.status.ok());
+    backups[h.header.tick] = bf::BackupFileName(h.index);
   }
   REQUIRE(backups.size() == 2);
   const auto before = Listing(dir);
@@ -225,11 +224,14 @@ TEST_CASE("replay up to a backup's tick without hash.log compares against the ba
     f.seekp(static_cast<std::streamoff>(bf::kHeaderRegion) + 100);
     f.write(&c, 1);
   }
+  const auto damaged_before = Listing(dir);
   sv::ReplayOptions o = Options(dir, 1, sv::LockingScheme::kSequential);
   o.to_tick = newest_tick;
   const sv::StatsReport damaged = RunReplay(o);
   CHECK_FALSE(damaged.replay.has_recorded_hash);
+  CHECK(damaged.replay.recorded_hash_source == "none");
   CHECK(damaged.replay.state_hash == live[newest_tick]);
+  CHECK(Listing(dir) == damaged_before);
   fs::remove_all(dir);
 }
 
