@@ -59,7 +59,8 @@ struct DurabilityOptions {
   // If set, Open runs the replay check (ReplayCheck) after recovering, before it opens the
   // writers: it must make a World of this directory's map and configuration, in its initial
   // state, which the check restores the older backup into. Read only; it costs a second world,
-  // the older backup's read and the ticks between the two backups replayed serially.
+  // the older backup's read, the log after it read again, and the ticks between the two backups
+  // replayed serially.
   std::function<core::Status(std::unique_ptr<game::World>*)> make_check_world;
 };
 
@@ -121,7 +122,9 @@ using LoggedTickFn = std::function<core::Status(uint64_t tick, const TickRecord&
 // Restores the newest valid backup allowed by `options` into `world` (checking that it holds a
 // state of this map and configuration, then relinking), and hands every logged tick after it to
 // `apply`, in order. The one recovery path of the server (Durability::Open) and of
-// aftershock-replay. report->recovered_tick is the last tick handed over (or the backup's).
+// aftershock-replay. report->recovered_tick is the last tick handed over (or the backup's). On
+// an error, the report still says which backup was loaded (from_checkpoint, backup_index,
+// checkpoint_tick) and why others were skipped (notes).
 // Does not check world.id: the caller does (CheckOrCreateIdentity or CheckIdentity).
 core::Status RecoverWorld(const RecoverWorldOptions& options, game::World* world,
                           const LoggedTickFn& apply, WorldRecoveryReport* report);
