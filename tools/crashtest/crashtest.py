@@ -193,9 +193,9 @@ def main():
     bots_start = time.monotonic()
     print(f"crashtest: {a.kills} kills, {a.bots} bots, {a.threads} server threads, checkpoint "
           f"{a.checkpoint}, durability {a.durability}, seed {a.seed}; work dir {work}")
-    widths = [4, 7, 9, 11, 10, 8, 10, 8, 8, 16, 5]
+    widths = [4, 7, 9, 11, 10, 8, 10, 8, 8, 16, 5, 8]
     print(row(["kill", "at_s", "serve_ms", "restore_ms", "replay_ms", "ticks", "total_ms", "ckpt",
-               "tick", "state_hash", "match"], widths))
+               "tick", "state_hash", "match", "check"], widths))
     results = []  # one dict per kill
     for k in range(1, a.kills + 1):
         time.sleep(rng.uniform(a.min_interval, a.max_interval))
@@ -218,11 +218,17 @@ def main():
         r = j["recovery"]
         want = live_hash(hash_log, size_at_kill, r["recovered_tick"])
         match = want is not None and want == r["state_hash"]
-        results.append({"ok": match, "t_kill": t_kill, "serve_ms": serve_ms, "r": r})
+        # The server's own replay check (docs/recovery.md, "The replay check"): the log must
+        # replay the older backup to the recovered one. It may not run; it must never differ.
+        check = r.get("replay_check", {}).get("outcome", "absent")
+        results.append({"ok": match and check != "differs", "match": match, "t_kill": t_kill,
+                        "serve_ms": serve_ms, "r": r, "check": check})
         print(row([k, f"{t_kill - bots_start:.1f}", f"{serve_ms:.0f}", f"{r['restore_ms']:.1f}",
                    f"{r['replay_ms']:.1f}", r["ticks_replayed"], f"{r['total_ms']:.1f}",
                    r["checkpoint_tick"], r["recovered_tick"], r["state_hash"],
-                   "yes" if match else "NO"], widths), flush=True)
+                   "yes" if match else "NO", check], widths), flush=True)
+        if check == "differs":
+            print(f"kill {k}: the replay check failed: {r['replay_check'].get('detail')}")
     time.sleep(a.settle)
     kill_group(bots, signal.SIGINT)
     try:
@@ -261,7 +267,13 @@ def summarize(a, work, results, bots_json, series, bots_start):
               f"   ({sum(ticks) / len(ticks):.0f} ticks on average)")
         if speed:
             print(f"replay speed (30 Hz ticks):         min {min(speed):7.0f} x  mean {sum(speed) / len(speed):7.0f} x real time")
-        print(f"state hash matches:                 {sum(1 for x in recs if x['ok'])}/{a.kills}")
+        print(f"state hash matches:                 {sum(1 for x in recs if x['match'])}/{a.kills}")
+        checks = {}
+        for x in recs:
+            checks[x["check"]] = checks.get(x["check"], 0) + 1
+        print("server replay checks:               " +
+              ", ".join(f"{n} {name}" for name, n in sorted(checks.items())) +
+              "   (match: the log replays the older backup to the recovered one)")
     b = None
     try:
         with open(bots_json) as f:
