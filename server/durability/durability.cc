@@ -196,6 +196,15 @@ core::Status Durability::Open(const DurabilityOptions& options, game::World* wor
                                report);
   if (!s.ok()) return s;
   report->replay_check = CheckReplay(options, *report);
+  const ReplayCheck& check = report->replay_check;
+  if (options.refuse_differing_replay && check.outcome == ReplayCheck::Outcome::kDiffers) {
+    return core::Status::Corruption(
+        "replay check: the log does not replay the backup of tick " +
+        std::to_string(check.from_tick) + " to the recovered one of tick " +
+        std::to_string(check.to_tick) + " (" + check.detail +
+        "): this binary does not reproduce the game the writing server played; refusing to "
+        "start (--recovery-check refuse)");
+  }
   d->recovered_tick_ = report->recovered_tick;
   s = d->OpenWriters();
   if (!s.ok()) return s;

@@ -62,6 +62,9 @@ struct DurabilityOptions {
   // the older backup's read, the log after it read again, and the ticks between the two backups
   // replayed serially.
   std::function<core::Status(std::unique_ptr<game::World>*)> make_check_world;
+  // With make_check_world: a check that differs makes Open fail (Corruption) before the writers
+  // open, so nothing is appended to a directory this binary does not replay faithfully.
+  bool refuse_differing_replay = false;
 };
 
 // What start-up recovery did.
@@ -152,9 +155,9 @@ class Durability {
  public:
   // Creates data_dir if missing, checks that it belongs to this world (world.id), recovers the
   // world if the directory holds state, runs the replay check if options.make_check_world is set
-  // (its outcome, whatever it is, goes in report->replay_check; it is not an error), opens the
-  // log and the checkpointer and installs the world's write hook. On error the World may be
-  // partly restored and must not be served.
+  // (its outcome goes in report->replay_check; it is an error only if it differs and
+  // options.refuse_differing_replay), opens the log and the checkpointer and installs the world's
+  // write hook. On error the World may be partly restored and must not be served.
   // `world` must outlive the Durability, or its Close: Close (and so the destructor) removes the
   // hooks from the world.
   static core::Status Open(const DurabilityOptions& options, game::World* world,

@@ -395,6 +395,25 @@ TEST_CASE("the replay check replays the older backup to the recovered one") {
       CHECK(r.replay_check.replayed_hash == live.at(tick));
       CHECK(r.replay_check.backup_hash != live.at(tick));
       CHECK(r.replay_check.detail.find("replayed to") != std::string::npos);
+
+      // Refusing: Open fails before its writers open, and the directory is as it was.
+      const std::map<std::string, std::string> before = DirContents(&env, kDir);
+      o = Options(&env, a);
+      o.make_check_world = [&scratch](std::unique_ptr<game::World>* out) {
+        game::WorldConfig config;
+        config.max_players = 64;
+        return game::World::Create(scratch.map, *scratch.collision, config, out);
+      };
+      o.refuse_differing_replay = true;
+      auto back = Arena();
+      std::unique_ptr<Durability> d;
+      const core::Status s = Durability::Open(o, back.world.get(), &r, &d);
+      INFO(s.ToString());
+      CHECK(s.code() == core::Status::Code::kCorruption);
+      CHECK(s.message().find("replay check") != std::string::npos);
+      CHECK(s.message().find("--recovery-check refuse") != std::string::npos);
+      CHECK(d == nullptr);
+      CHECK(DirContents(&env, kDir) == before);
     }
     {  // an older backup that does not verify: not run, and it says why
       recovery::FaultEnv env;

@@ -17,10 +17,11 @@ core::Status Server::OpenDurability() {
   o.async_flush_ms = options_.async_flush_ms;
   o.replay_threads = options_.replay_threads;
   if (options_.hash_log) o.hash_log_path = recovery::JoinPath(options_.data_dir, "hash.log");
-  if (options_.recovery_check) {
+  if (options_.recovery_check != RecoveryCheck::kOff) {
     o.make_check_world = [this](std::unique_ptr<game::World>* out) {
       return game::World::Create(map_, *collision_, WorldConfigOf(options_), out);
     };
+    o.refuse_differing_replay = options_.recovery_check == RecoveryCheck::kRefuse;
   }
   const durability::WorldRecoveryReport& r = recovery_report_;
   core::Status s = durability::Durability::Open(o, world_.get(), &recovery_report_, &durability_);

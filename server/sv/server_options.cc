@@ -165,7 +165,8 @@ cxxopts::Options MakeOptions() {
      cxxopts::value<int>())
     ("recovery-check", "on: after recovering, replay the log from the older backup to the newer one "
                        "and compare their state hashes (is this build replaying the game the writing "
-                       "server played?); off: skip it", cxxopts::value<std::string>()->default_value("on"))
+                       "server played?), and report it; refuse: the same, and if they differ, do not "
+                       "start (exit 1); off: skip it", cxxopts::value<std::string>()->default_value("on"))
     ("hash-log", "Append \"log-tick state-hash\" for every frame to DATA_DIR/hash.log (crash tests)")
     ("h,help", "Print this help");
   // clang-format on
@@ -318,10 +319,15 @@ ParseResult ParseServerOptions(int argc, const char* const* argv, ServerOptions*
     o.async_flush_ms = r["async-flush-ms"].as<int>();
     o.hash_log = r.count("hash-log") > 0;
     const std::string check = r["recovery-check"].as<std::string>();
-    if (check != "on" && check != "off") {
-      return Error("--recovery-check must be on or off, not '" + check + "'", help);
+    if (check == "on") {
+      o.recovery_check = RecoveryCheck::kOn;
+    } else if (check == "off") {
+      o.recovery_check = RecoveryCheck::kOff;
+    } else if (check == "refuse") {
+      o.recovery_check = RecoveryCheck::kRefuse;
+    } else {
+      return Error("--recovery-check must be on, off or refuse, not '" + check + "'", help);
     }
-    o.recovery_check = check == "on";
     o.replay_threads = r.count("replay-threads") ? r["replay-threads"].as<int>() : HardwareThreads();
     if (r.count("metrics-port") != 0) {
       const int metrics_port = r["metrics-port"].as<int>();

@@ -36,6 +36,9 @@ enum class Assignment : uint8_t {
                 // (locality.h); its connection stays on the round-robin assignment's port
 };
 
+// --recovery-check: off; on (report the outcome); refuse (and stop the start-up if it differs).
+enum class RecoveryCheck { kOff, kOn, kRefuse };
+
 struct ServerOptions {
   std::string map_path = "maps/dm_arena.map";
   std::string bind_address = "0.0.0.0";
@@ -78,8 +81,9 @@ struct ServerOptions {
   bool hash_log = false;           // data_dir/hash.log: "log-tick state-hash" per frame
   int replay_threads = 1;          // start-up log replay threads, 1..64 (command line: cores)
   // After recovery, check that the log between the two backups replays from the older to the
-  // newer (durability::ReplayCheck); its outcome is logged and reported, never fatal.
-  bool recovery_check = true;
+  // newer (durability::ReplayCheck): its outcome is logged and reported; with kRefuse a failed
+  // check also stops the start-up, before the log and checkpoint writers open.
+  RecoveryCheck recovery_check = RecoveryCheck::kOn;
 
   // Operations (docs/stats.md, "Prometheus metrics").
   bool metrics = false;            // serve GET /metrics (main.cc) and publish its board

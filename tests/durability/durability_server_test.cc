@@ -1,7 +1,8 @@
 // The in-process server with a data directory (TSan too): worker threads record commands under
 // their locks, the request phase's last thread logs the frame, the master runs the checkpoint
 // boundary; clients play; after a clean stop a second server recovers from the directory to
-// exactly the first one's final state, and every command a client saw applied is still applied.
+// exactly the first one's final state, and every command a client saw applied is still applied;
+// its replay check (--recovery-check refuse, the strictest) matches.
 #include <catch2/catch.hpp>
 
 #include <memory>
@@ -44,11 +45,21 @@ void PlayStopRecover(sv::ServerOptions o, recovery::Algorithm algorithm) {
       CHECK(rep.durability.stats.checkpoint.boundaries > 0);
     }
   }
+  // The strictest replay check: a healthy directory must never be refused.
+  o.recovery_check = sv::RecoveryCheck::kRefuse;
   std::unique_ptr<sv::Server> again;
-  REQUIRE(sv::Server::Create(o, &again).ok());
+  const core::Status created = sv::Server::Create(o, &again);
+  INFO(created.ToString());
+  REQUIRE(created.ok());
   const durability::WorldRecoveryReport& r = again->recovery_report();
   CHECK(r.found_state);
   CHECK(r.state_hash == final_hash);
+  const durability::ReplayCheck& c = r.replay_check;
+  INFO("replay check " << durability::ReplayCheckName(c.outcome) << ": " << c.detail);
+  CHECK(c.outcome != durability::ReplayCheck::Outcome::kOff);
+  CHECK(c.outcome != durability::ReplayCheck::Outcome::kDiffers);
+  // A clean stop waits for its checkpoint, so both backups are whole and the check runs.
+  if (algorithm != recovery::Algorithm::kNone) CHECK(c.outcome == durability::ReplayCheck::Outcome::kMatch);
   const game::World& w = again->world();  // not started: no thread touches it
   for (int i = 0; i < 10; ++i) {
     // Online, unless its client's disconnect (when Play returned) reached a frame before the

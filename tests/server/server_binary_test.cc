@@ -111,7 +111,7 @@ TEST_CASE("a bad --recovery-check value exits 2 with an error naming the flag") 
     INFO("--recovery-check '" << bad << "'");
     Subprocess server({AS_SERVER_BIN, "--recovery-check", bad, "--data-dir", ""}, "/dev/null", err);
     CHECK(server.Wait(10) == 2);
-    CHECK_THAT(ReadFile(err), Catch::Contains("--recovery-check must be on or off"));
+    CHECK_THAT(ReadFile(err), Catch::Contains("--recovery-check must be on, off or refuse"));
   }
 }
 
