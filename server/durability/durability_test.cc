@@ -11,10 +11,10 @@
 #include <unistd.h>
 
 #include "recovery/backup_format.h"
-#include "recovery/coding.h"
 #include "recovery/crc32c.h"
 #include "recovery/fault_env.h"
 #include "recovery/log_format.h"
+#include "recovery/log_reader.h"
 #include "recovery/log_writer.h"
 #include "server/durability/durability.h"
 #include "server/durability/parallel_replay.h"
@@ -286,44 +286,70 @@ void RewriteBackupWithOtherState(recovery::Env* env, int index) {
   REQUIRE(f->Sync().ok());
 }
 
-// Flips one bit in the payload of the logged record of `tick` (checksums left as they were).
+// Flips one bit in the payload of the logged record of `tick` (checksums left as they were). The
+// records are found by the reader's own walk (recovery::ParseSegment).
 void FlipPayloadBitOfTick(recovery::Env* env, uint64_t tick) {
-  namespace lf = recovery::log_format;
   std::vector<std::string> names;
   REQUIRE(env->ListDir(kDir, &names).ok());
   for (const std::string& name : names) {
     uint64_t number = 0;
-    if (!lf::ParseSegmentFileName(name, &number)) continue;
+    if (!recovery::log_format::ParseSegmentFileName(name, &number)) continue;
     std::unique_ptr<recovery::File> f;
     REQUIRE(env->Open(std::string(kDir) + "/" + name, recovery::OpenMode::kReadWrite, &f).ok());
     uint64_t size = 0;
     REQUIRE(f->Size(&size).ok());
     std::string data;
     REQUIRE(f->Read(0, size, &data).ok());
-    for (size_t at = lf::kSegmentHeaderSize; at + lf::kRecordHeaderSize <= data.size();) {
-      const uint32_t length = recovery::DecodeFixed32(data.data() + at + 4);
-      if (recovery::DecodeFixed64(data.data() + at + 8) == tick && length > 0) {
-        std::string byte(1, static_cast<char>(data[at + lf::kRecordHeaderSize + length / 2] ^ 0x04));
-        REQUIRE(f->PWrite(at + lf::kRecordHeaderSize + length / 2, byte).ok());
-        return;
-      }
-      at += lf::kRecordHeaderSize + length;
-    }
+    int64_t at = -1;  // the offset of a byte in the middle of the record's payload
+    recovery::SegmentInfo info;
+    REQUIRE(recovery::ParseSegment(data, name, number, &info,
+                                   [&](uint64_t t, std::string_view payload) {
+                                     if (t == tick && !payload.empty()) {
+                                       at = payload.data() + payload.size() / 2 - data.data();
+                                     }
+                                     return core::Status::OK();
+                                   }).ok());
+    if (at < 0) continue;
+    const std::string byte(1, static_cast<char>(data[static_cast<size_t>(at)] ^ 0x04));
+    REQUIRE(f->PWrite(static_cast<uint64_t>(at), byte).ok());
+    return;
   }
   FAIL("no logged record of tick " << tick);
 }
 
-// The index of the backup Open recovers from (the newer), and its tick, from the headers.
-std::pair<int, uint64_t> NewestBackup(recovery::Env* env) {
-  std::pair<int, uint64_t> newest{-1, 0};
-  uint64_t sequence = 0;
-  for (const auto& r : recovery::backup_format::ReadHeaders(env, kDir)) {
-    if (r.status.ok() && r.header.sequence >= sequence) {
-      sequence = r.header.sequence;
-      newest = {r.index, r.header.tick};
-    }
+// The backups as recovery sees them: the one it loads (Durability::RecoverReadOnly's choice) and
+// the other one's tick, from its header.
+struct BackupsOnDisk {
+  int newer = -1;
+  uint64_t newer_tick = 0;
+  uint64_t older_tick = 0;
+};
+BackupsOnDisk ReadBackups(recovery::Env* env) {
+  auto probe = Arena();
+  DurabilityOptions o = Options(env, recovery::Algorithm::kCou);
+  WorldRecoveryReport r;
+  REQUIRE(Durability::RecoverReadOnly(o, probe.world.get(), &r).ok());
+  REQUIRE(r.from_checkpoint);
+  BackupsOnDisk b;
+  b.newer = r.backup_index;
+  b.newer_tick = r.checkpoint_tick;
+  for (const auto& h : recovery::backup_format::ReadHeaders(env, kDir)) {
+    if (h.index != b.newer && h.status.ok()) b.older_tick = h.header.tick;
   }
-  return newest;
+  return b;
+}
+
+// Open's options with the replay check on, its worlds built on `scratch`'s map and collision.
+DurabilityOptions CheckOptions(recovery::Env* env, recovery::Algorithm a,
+                               const game::testing::TestWorld& scratch, bool refuse = false) {
+  DurabilityOptions o = Options(env, a);
+  o.make_check_world = [&scratch](std::unique_ptr<game::World>* out) {
+    game::WorldConfig config;
+    config.max_players = 64;
+    return game::World::Create(scratch.map, *scratch.collision, config, out);
+  };
+  o.refuse_differing_replay = refuse;
+  return o;
 }
 
 // Plays 30 ticks with checkpoints into env's kDir, at least two of them committed, at different
@@ -354,14 +380,8 @@ TEST_CASE("the replay check replays the older backup to the recovered one") {
   for (recovery::Algorithm a : {recovery::Algorithm::kCou, recovery::Algorithm::kNaive,
                                 recovery::Algorithm::kPingPong}) {
     INFO(recovery::AlgorithmName(a));
-    DurabilityOptions o;
     auto reopen = [&](recovery::Env* env, WorldRecoveryReport* r) {
-      o = Options(env, a);
-      o.make_check_world = [&scratch](std::unique_ptr<game::World>* out) {
-        game::WorldConfig config;
-        config.max_players = 64;
-        return game::World::Create(scratch.map, *scratch.collision, config, out);
-      };
+      const DurabilityOptions o = CheckOptions(env, a, scratch);
       auto back = Arena();
       std::unique_ptr<Durability> d;
       REQUIRE(Durability::Open(o, back.world.get(), r, &d).ok());  // never fatal
@@ -386,8 +406,9 @@ TEST_CASE("the replay check replays the older backup to the recovered one") {
     {  // a newer backup that verifies but is not what the log replays to: differs
       recovery::FaultEnv env;
       const auto live = RecordWithCheckpoints(&env, a);
-      const auto [index, tick] = NewestBackup(&env);
-      RewriteBackupWithOtherState(&env, index);
+      const BackupsOnDisk b = ReadBackups(&env);
+      const uint64_t tick = b.newer_tick;
+      RewriteBackupWithOtherState(&env, b.newer);
       WorldRecoveryReport r;
       reopen(&env, &r);
       CHECK(r.checkpoint_tick == tick);
@@ -398,16 +419,10 @@ TEST_CASE("the replay check replays the older backup to the recovered one") {
 
       // Refusing: Open fails before its writers open, and the directory is as it was.
       const std::map<std::string, std::string> before = DirContents(&env, kDir);
-      o = Options(&env, a);
-      o.make_check_world = [&scratch](std::unique_ptr<game::World>* out) {
-        game::WorldConfig config;
-        config.max_players = 64;
-        return game::World::Create(scratch.map, *scratch.collision, config, out);
-      };
-      o.refuse_differing_replay = true;
       auto back = Arena();
       std::unique_ptr<Durability> d;
-      const core::Status s = Durability::Open(o, back.world.get(), &r, &d);
+      const core::Status s = Durability::Open(CheckOptions(&env, a, scratch, /*refuse=*/true),
+                                              back.world.get(), &r, &d);
       INFO(s.ToString());
       CHECK(s.code() == core::Status::Code::kCorruption);
       CHECK(s.message().find("replay check") != std::string::npos);
@@ -418,7 +433,7 @@ TEST_CASE("the replay check replays the older backup to the recovered one") {
     {  // an older backup that does not verify: not run, and it says why
       recovery::FaultEnv env;
       RecordWithCheckpoints(&env, a);
-      const int older = 1 - NewestBackup(&env).first;
+      const int older = 1 - ReadBackups(&env).newer;
       std::unique_ptr<recovery::File> f;
       REQUIRE(env.Open(std::string(kDir) + "/" + bf::BackupFileName(older),
                        recovery::OpenMode::kReadWrite, &f).ok());
@@ -442,13 +457,9 @@ TEST_CASE("the replay check replays the older backup to the recovered one") {
        // log after the newer one) succeeds, the check cannot replay and says the fallback is gone
       recovery::FaultEnv env;
       const auto live = RecordWithCheckpoints(&env, a);
-      const uint64_t newer = NewestBackup(&env).second;
-      uint64_t older = 0;
-      for (const auto& h : bf::ReadHeaders(&env, kDir)) {
-        if (h.status.ok() && h.header.tick < newer) older = h.header.tick;
-      }
-      REQUIRE(older < newer);
-      FlipPayloadBitOfTick(&env, older + 1);
+      const BackupsOnDisk b = ReadBackups(&env);
+      REQUIRE(b.older_tick < b.newer_tick);
+      FlipPayloadBitOfTick(&env, b.older_tick + 1);
       WorldRecoveryReport r;
       reopen(&env, &r);
       CHECK(r.state_hash == live.at(30));
@@ -459,7 +470,7 @@ TEST_CASE("the replay check replays the older backup to the recovered one") {
     {  // one backup: not run
       recovery::FaultEnv env;
       RecordWithCheckpoints(&env, a);
-      REQUIRE(env.Unlink(std::string(kDir) + "/" + bf::BackupFileName(1 - NewestBackup(&env).first))
+      REQUIRE(env.Unlink(std::string(kDir) + "/" + bf::BackupFileName(1 - ReadBackups(&env).newer))
                   .ok());
       WorldRecoveryReport r;
       reopen(&env, &r);
