@@ -46,7 +46,7 @@ core::Status Replay::Create(const ReplayOptions& options, std::unique_ptr<Replay
   s = r->LoadTrace();
   if (!s.ok()) return s;
   r->ReadRecordedHashes();
-  if (!r->has_recorded_hash_) r->HashBackupOfLastTick();
+  if (r->recorded_hash_source_.empty()) r->HashBackupOfLastTick();
   *out = std::move(r);
   return core::Status::OK();
 }
@@ -195,7 +195,6 @@ void Replay::ReadRecordedHashes() {
   while (std::getline(in, line)) {
     unsigned long long tick = 0, hash = 0;
     if (std::sscanf(line.c_str(), "%llu %llx", &tick, &hash) == 2 && tick == want) {
-      has_recorded_hash_ = true;
       recorded_hash_ = hash;
       recorded_hash_source_ = kHashLogName;
     }
@@ -238,7 +237,6 @@ void Replay::HashBackupOfLastTick() {
     spdlog::warn("no recorded hash of tick {}: {}", want, s.ToString());
     return;
   }
-  has_recorded_hash_ = true;
   recorded_hash_ = report.checkpoint_state_hash;
   recorded_hash_source_ = recovery::backup_format::BackupFileName(report.backup_index);
 }
@@ -422,9 +420,9 @@ StatsReport Replay::Report() const {
   const double recorded_s = static_cast<double>(p.ticks) * world_->tick_ms() / 1000.0;
   p.speed_x_realtime = wall_s_ > 0 ? recorded_s / wall_s_ : 0;
   p.state_hash = state_hash_;
-  p.has_recorded_hash = has_recorded_hash_;
+  p.has_recorded_hash = !recorded_hash_source_.empty();
   p.recorded_state_hash = recorded_hash_;
-  p.recorded_hash_source = has_recorded_hash_ ? recorded_hash_source_ : "none";
+  p.recorded_hash_source = p.has_recorded_hash ? recorded_hash_source_ : "none";
   p.order_as_recorded = options_.threads == 1 || options_.log_order;
   p.snapshot_bytes = snapshot_bytes_;
   return r;

@@ -140,9 +140,9 @@ class Replay {
   bool ran_ = false;
   double wall_s_ = 0;
   uint64_t snapshot_bytes_ = 0;
-  bool has_recorded_hash_ = false;
   uint64_t recorded_hash_ = 0;
-  std::string recorded_hash_source_;  // "hash.log" or the backup's file name
+  // Where recorded_hash_ came from: "hash.log" or the backup's file name; empty: no recorded hash.
+  std::string recorded_hash_source_;
   game::WorldConfig config_;  // the directory's configuration (BuildWorld)
   uint64_t state_hash_ = 0;
 };
