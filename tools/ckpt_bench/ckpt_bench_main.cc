@@ -10,6 +10,13 @@
 // work from descheduling; and the call's median, 99th percentile and worst as the tick thread
 // sees it, for the baseline too, whose boundary returns at once), the time to write a
 // checkpoint, and a check that recovery (restore + replay) reproduces the state.
+//
+// The row `2nd-store` (--floor on, the default) is no algorithm: the baseline tick with each cell
+// also stored into a second array the size of the state, and nothing else (no flags, no writer, no
+// checkpoint). Wait-Free Ping-Pong is defined by that second store (Cao et al.: "each update is
+// applied both to the application state and to a copy"), so its added time is the least any
+// ping-pong with a copy apart from the state adds on this machine at that moment, and ping-pong's
+// added time minus it is what the rest of the algorithm costs (docs/recovery-measurements.md).
 #include <time.h>
 #include <unistd.h>
 
@@ -63,6 +70,7 @@ struct Config {
   std::string label;  // CSV column "build": tells binaries apart when their tables are merged
   bool csv = false;
   bool keep = false;
+  bool floor = true;  // also run the 2nd-store row
 };
 
 // Zipf over [0, n) with exponent s (0 = uniform); ranks are scattered over the ids by a fixed
@@ -112,18 +120,31 @@ UpdateStream DrawUpdates(const Config& cfg, int updates, double skew) {
 }
 
 // The game tick: each cell write goes through the checkpointer's write path (Checkpointer::Write:
-// the hooks and the write itself). ckpt == nullptr: the baseline, a plain store.
+// the hooks and the write itself). ckpt == nullptr: the baseline, a plain store; with `second`
+// (the 2nd-store row, ckpt == nullptr) the same bytes also go to the same place in `second`.
 void RunTickUpdates(const Config& cfg, const UpdateStream& stream, uint64_t tick, uint8_t* state,
-                    recovery::Checkpointer* ckpt) {
+                    recovery::Checkpointer* ckpt, uint8_t* second = nullptr) {
   const uint32_t* cells = stream.tick(tick);
   for (int u = 0; u < stream.updates; ++u) {
     const uint32_t id = cells[u] / stream.cells_per_object;
     const uint32_t offset = (cells[u] % stream.cells_per_object) * kCellBytes;
     const uint64_t value = tick ^ (uint64_t(u) << 20);
-    if (ckpt != nullptr) ckpt->Write(id, offset, &value, kCellBytes);
-    else std::memcpy(state + uint64_t{id} * cfg.object_size + offset, &value, kCellBytes);
+    const uint64_t at = uint64_t{id} * cfg.object_size + offset;
+    if (ckpt != nullptr) {
+      ckpt->Write(id, offset, &value, kCellBytes);
+    } else {
+      std::memcpy(state + at, &value, kCellBytes);
+      if (second != nullptr) std::memcpy(second + at, &value, kCellBytes);
+    }
   }
 }
+
+// One series of runs: an algorithm, or the 2nd-store row (algorithm none plus the second store).
+struct Variant {
+  Algorithm algorithm;
+  bool second_store;
+  const char* name() const { return second_store ? "2nd-store" : recovery::AlgorithmName(algorithm); }
+};
 
 struct RunResult {
   // The most CPU time the tick thread spent inside one TickBoundary call: a bound for the slowest
@@ -160,8 +181,9 @@ core::Status VerifyRecovery(const Config& cfg, const UpdateStream& stream, const
   return core::Status::OK();
 }
 
-core::Status RunOnce(const Config& cfg, Algorithm algo, const UpdateStream& stream,
+core::Status RunOnce(const Config& cfg, Variant variant, const UpdateStream& stream,
                      const std::string& dir, RunResult* out) {
+  const Algorithm algo = variant.algorithm;
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   std::vector<uint8_t> state(uint64_t{cfg.objects} * cfg.object_size, 0);
@@ -180,6 +202,8 @@ core::Status RunOnce(const Config& cfg, Algorithm algo, const UpdateStream& stre
   std::unique_ptr<recovery::Checkpointer> ckpt;
   if (core::Status s = recovery::Checkpointer::Open(co, state.data(), 0, &ckpt); !s.ok()) return s;
   recovery::Checkpointer* hook = algo == Algorithm::kNone ? nullptr : ckpt.get();
+  // Touched before the run, as the state is (zero-filled), so no tick pays its page faults.
+  std::vector<uint8_t> second(variant.second_store ? state.size() : 0, 0);
   const auto period = cfg.hz > 0 ? std::chrono::duration<double>(1.0 / cfg.hz) : std::chrono::duration<double>(0);
   Clock::time_point next = Clock::now();
   double total_ms = 0, total_cpu_ms = 0;
@@ -192,7 +216,7 @@ core::Status RunOnce(const Config& cfg, Algorithm algo, const UpdateStream& stre
     }
     const double cpu0 = ThreadCpuMs();
     const Clock::time_point t0 = Clock::now();
-    RunTickUpdates(cfg, stream, t, state.data(), hook);
+    RunTickUpdates(cfg, stream, t, state.data(), hook, variant.second_store ? second.data() : nullptr);
     const double cpu1 = ThreadCpuMs();
     const Clock::time_point b0 = Clock::now();
     core::Status s = ckpt->TickBoundary(t);
@@ -234,9 +258,9 @@ double Median(std::vector<double> v) {
   return n == 0 ? 0 : n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-// One algorithm's runs in one cell, and the baseline runs they are compared with (same index).
+// One variant's runs in one cell, and the baseline runs they are compared with (same index).
 struct Series {
-  Algorithm algorithm;
+  Variant variant;
   std::vector<RunResult> runs;
 };
 
@@ -302,7 +326,7 @@ void PrintCell(const Config& cfg, int updates, double skew, const Series& base, 
     const double omax = *std::max_element(over.begin(), over.end());
     const double cmin = *std::min_element(cpu_over.begin(), cpu_over.end());
     const double cmax = *std::max_element(cpu_over.begin(), cpu_over.end());
-    const char* name = recovery::AlgorithmName(s->algorithm);
+    const char* name = s->variant.name();
     const unsigned long long ckpts_per_run = ckpts / s->runs.size();
     if (cfg.csv) {
       std::printf("%s,%s,%d,%g,%zu,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.4f,%.3f,%.4f,%.4f,%.4f,%llu,"
@@ -360,7 +384,10 @@ Config ParseArgs(int argc, char** argv, bool* exit_now) {
       ("dir", "scratch directory (default: a new one under $TMPDIR or /tmp)", cxxopts::value<std::string>())
       ("label", "value of the CSV 'build' column", cxxopts::value<std::string>()->default_value(""))
       ("csv", "print CSV instead of a table")
-      ("keep", "keep the last run's recovery directory (DIR/cell) for aftershock-inspect");
+      ("keep", "keep the last run's recovery directory (DIR/cell) for aftershock-inspect")
+      ("floor", "on: also run the row 2nd-store, the baseline plus one more store per update into a second "
+                "array the size of the state (ping-pong's defining store alone: no flags, no writer); off: skip it",
+       cxxopts::value<std::string>()->default_value("on"));
   auto r = opts.parse(argc, argv);
   if (r.count("help")) {
     std::printf("%s", opts.help().c_str());
@@ -378,6 +405,9 @@ Config ParseArgs(int argc, char** argv, bool* exit_now) {
   c.label = r["label"].as<std::string>();
   c.csv = r.count("csv") > 0;
   c.keep = r.count("keep") > 0;
+  const std::string floor = r["floor"].as<std::string>();
+  if (floor != "on" && floor != "off") throw cxxopts::exceptions::exception("--floor must be on or off");
+  c.floor = floor == "on";
   c.algorithms.clear();
   std::stringstream ss(r["algorithms"].as<std::string>());
   for (std::string name; std::getline(ss, name, ',');) {
@@ -425,9 +455,10 @@ int main(int argc, char** argv) {
   for (int updates : cfg.updates) {
     for (double skew : cfg.skews) {
       const UpdateStream stream = DrawUpdates(cfg, updates, skew);
-      Series base{Algorithm::kNone, {}};
+      Series base{{Algorithm::kNone, false}, {}};
       std::vector<Series> algos;
-      for (Algorithm a : cfg.algorithms) algos.push_back({a, {}});
+      if (cfg.floor) algos.push_back({{Algorithm::kNone, true}, {}});
+      for (Algorithm a : cfg.algorithms) algos.push_back({{a, false}, {}});
       std::vector<Series*> order{&base};
       for (Series& s : algos) order.push_back(&s);
       bool cell_ok = true;
@@ -436,10 +467,10 @@ int main(int argc, char** argv) {
         if (run > 0) std::reverse(order.begin(), order.end());
         for (Series* s : order) {
           RunResult r;
-          core::Status st = RunOnce(cfg, s->algorithm, stream, cfg.dir + "/cell", &r);
+          core::Status st = RunOnce(cfg, s->variant, stream, cfg.dir + "/cell", &r);
           if (!st.ok()) {
             std::fprintf(stderr, "aftershock-ckpt-bench: %s, %d updates, skew %g: %s\n",
-                         recovery::AlgorithmName(s->algorithm), updates, skew, st.ToString().c_str());
+                         s->variant.name(), updates, skew, st.ToString().c_str());
             cell_ok = false;
             break;
           }
