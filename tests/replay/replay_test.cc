@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include <sched.h>
 #include <spdlog/spdlog.h>
 
 #include "recovery/backup_format.h"
@@ -448,13 +449,22 @@ TEST_CASE("bench-recovery times a recorded trace at each thread count, read-only
   REQUIRE(b.exit_code == 0);
   CHECK(b.out.find("every run recovered state") != std::string::npos);
   int runs[3] = {0, 0, 0};
+  int ceilings = 0;  // "  ceiling:" lines: two serial replays at once after each 2-thread run
   bool summary_columns = false;  // the medians table's header names both probes' columns
   std::istringstream lines(b.out);
   for (std::string line; std::getline(lines, line);) {
     if (line.rfind("threads ", 0) == 0) {
       summary_columns = line.find("arith_scaling") != std::string::npos &&
                         line.find("mem_load_ns") != std::string::npos &&
-                        line.find("mem_scaling") != std::string::npos;
+                        line.find("mem_scaling") != std::string::npos &&
+                        line.find("ceiling") != std::string::npos;
+    }
+    if (line.rfind("  ceiling: 2 serial replays at once took ", 0) == 0) {
+      INFO(line);
+      ++ceilings;
+      const double ceiling = FieldOf(line, "ceiling_x");
+      CHECK(ceiling > 0);
+      CHECK(ceiling < 2.5);  // two cores cannot do more than twice one's work (plus rounding)
     }
     if (line.rfind("run ", 0) != 0) continue;
     INFO(line);
@@ -478,6 +488,11 @@ TEST_CASE("bench-recovery times a recorded trace at each thread count, read-only
   CHECK(runs[1] == 2);
   CHECK(runs[2] == 2);
   CHECK(summary_columns);
+  // Measured only with a CPU per replay (CI and this machine have two).
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  REQUIRE(sched_getaffinity(0, sizeof allowed, &allowed) == 0);
+  CHECK(ceilings == (CPU_COUNT(&allowed) >= 2 ? 2 : 0));
 
   // --probes off: the same recovery, every probe column 0.
   const BinaryRun quiet = RunBenchRecovery({"--data-dir", dir, "--replay-threads", "1", "--runs", "1",
@@ -517,6 +532,7 @@ TEST_CASE("bench-recovery refuses bad flags and a missing or foreign directory w
       {{"--data-dir", dir, "--runs", "0"}, 2, "--runs must be"},
       {{"--data-dir", dir, "--adaptive", "maybe"}, 2, "--adaptive must be"},
       {{"--data-dir", dir, "--probes", "maybe"}, 2, "--probes must be"},
+      {{"--data-dir", dir, "--ceiling", "maybe"}, 2, "--ceiling must be"},
       {{"--data-dir", ScratchPath("nowhere")}, 1, "world.id"},
       {{"--data-dir", dir, "--map", "maps/dm_small.map"}, 1, "another map or configuration"},
   };

@@ -16,12 +16,19 @@
 // (docs/recovery.md, "Measuring: aftershock-bench-recovery"): they say what the host's cores and
 // memory were doing around the run. --probes off skips all three, for runs under valgrind, which
 // counts instructions where time is too noisy to compare.
+// After each run at N > 1 threads it measures the host's ceiling for this log (--ceiling on, the
+// default; ConcurrentSerialReplays): N serial replays at once, one per thread, each into its own
+// World. N cores then do N times a serial replay's work in the slowest one's time, so
+// N x (the round's serial replay_ms) / (the slowest one's replay_ms) is the most that any N-thread
+// replay of this log could gain over one thread on this host at that moment: no dependencies and
+// no hand-offs, only the cores, caches and memory the replays share. The speed-up belongs beside it.
 //   aftershock-bench-recovery --data-dir D --map maps/dm_arena.map --replay-threads 1,2 --runs 3
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <latch>
 #include <memory>
 #include <random>
 #include <sstream>
@@ -63,6 +70,11 @@ struct Run {
   double handoff_ns = 0;       // CrossCoreRoundTripNs()
   ArithmeticSpeed arithmetic;  // ArithmeticProbe(threads)
   MemorySpeed memory;          // MemoryChase::Measure(threads)
+  // With --ceiling on, threads > 1 and at most one thread per allowed CPU: the replay_ms of each
+  // of `threads` serial replays run at once just after this run (ConcurrentSerialReplays), and
+  // the ceiling they give against the same round's serial run (0: none measured).
+  std::vector<double> concurrent_ms;
+  double ceiling = 0;
 };
 
 double Median(std::vector<double> v) {
@@ -267,6 +279,14 @@ double ProcessCpuMs() {
   return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e3 + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e3;
 }
 
+// The CPUs this process may run on.
+int AllowedCpus() {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return 1;
+  return CPU_COUNT(&allowed);
+}
+
 bool ParseThreadList(const std::string& text, std::vector<int>* out) {
   std::stringstream ss(text);
   std::string item;
@@ -297,6 +317,43 @@ core::Status MakeWorld(const maps::Map& map, const collision::CollisionWorld& cw
   return game::World::Create(map, cw, config, out);  // Create checks the range
 }
 
+// `n` serial replays of the directory at once (the ceiling in the file's comment): each thread
+// recovers into its own World, made before the start, with replay_threads 1; the threads start
+// together. Each replay's replay_ms goes to *replay_ms. Any state other than `expected_hash` is an
+// error, as for the timed runs.
+core::Status ConcurrentSerialReplays(const maps::Map& map, const collision::CollisionWorld& cw,
+                                     const durability::WorldIdentity& id, int depth,
+                                     const durability::DurabilityOptions& serial, int n,
+                                     uint64_t expected_hash, std::vector<double>* replay_ms) {
+  std::vector<std::unique_ptr<game::World>> worlds(n);
+  for (auto& w : worlds) {
+    if (core::Status s = MakeWorld(map, cw, id, depth, &w); !s.ok()) return s;
+  }
+  std::vector<durability::WorldRecoveryReport> reports(n);
+  std::vector<core::Status> status(n);
+  std::latch start(n);
+  std::vector<std::thread> threads;
+  for (int i = 0; i < n; ++i) {
+    threads.emplace_back([&, i] {
+      start.arrive_and_wait();
+      status[i] = durability::Durability::RecoverReadOnly(serial, worlds[i].get(), &reports[i]);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  replay_ms->clear();
+  for (int i = 0; i < n; ++i) {
+    if (!status[i].ok()) return status[i];
+    if (reports[i].state_hash != expected_hash) {
+      char buf[160];
+      std::snprintf(buf, sizeof buf, "a serial replay run beside %d others recovered state %016" PRIx64
+                    ", the first run %016" PRIx64, n - 1, reports[i].state_hash, expected_hash);
+      return core::Status::Corruption(buf);
+    }
+    replay_ms->push_back(reports[i].replay_ms);
+  }
+  return core::Status::OK();
+}
+
 int Main(int argc, char** argv) {
   cxxopts::Options options("aftershock-bench-recovery",
                            "Times read-only recovery of a data directory at several replay thread counts");
@@ -312,13 +369,16 @@ int Main(int argc, char** argv) {
     ("probes", "on: time the host's hand-off, arithmetic and memory before each run; off: skip them "
                "(their columns print 0), e.g. under valgrind, whose serialised threads make their spin "
                "loops crawl", cxxopts::value<std::string>()->default_value("on"))
+    ("ceiling", "on: after each run at N > 1 threads (N at most the CPUs allowed), time N serial replays "
+                "at once, the most N threads could gain on this host then (column ceiling); off: skip it",
+     cxxopts::value<std::string>()->default_value("on"))
     ("areanode-depth", "Areanode tree depth of the replay's leaves (1..12); the live lock order is followed only at the depth the log was written with or deeper (else the walk)", cxxopts::value<int>()->default_value("4"))
     ("h,help", "Print this help");
   // clang-format on
   std::string dir, map_path;
   std::vector<int> thread_counts;
   int runs = 0, depth = 0;
-  bool adaptive = true, probes = true;
+  bool adaptive = true, probes = true, ceiling = true;
   try {
     const cxxopts::ParseResult r = options.parse(argc, argv);
     if (r.count("help")) {
@@ -340,6 +400,9 @@ int Main(int argc, char** argv) {
     const std::string p = r["probes"].as<std::string>();
     if (p != "on" && p != "off") throw cxxopts::exceptions::exception("--probes must be on or off");
     probes = p == "on";
+    const std::string c = r["ceiling"].as<std::string>();
+    if (c != "on" && c != "off") throw cxxopts::exceptions::exception("--ceiling must be on or off");
+    ceiling = c == "on";
   } catch (const cxxopts::exceptions::exception& e) {
     std::fprintf(stderr, "error: %s\n\n%s\n", e.what(), options.help().c_str());
     return 2;
@@ -361,8 +424,10 @@ int Main(int argc, char** argv) {
   std::unique_ptr<MemoryChase> memory_chase;  // built only when probing: 16 MiB, about 0.1 s
   if (probes) memory_chase = std::make_unique<MemoryChase>();
 
+  const int cpus = AllowedCpus();
   std::vector<Run> done;
   for (int k = 0; k < runs; ++k) {
+    const size_t round_begin = done.size();
     for (int threads : thread_counts) {
       std::unique_ptr<game::World> world;
       s = MakeWorld(map, *cw, id, depth, &world);
@@ -418,6 +483,27 @@ int Main(int argc, char** argv) {
                      threads, r.state_hash, done.front().report.state_hash);
         return 1;
       }
+      // The ceiling, against this round's serial run when it came first (else the next round's
+      // serial run is not yet known: none for this run).
+      const Run* serial_run = nullptr;
+      for (size_t i = round_begin; i < done.size(); ++i) {
+        if (done[i].threads == 1) serial_run = &done[i];
+      }
+      if (ceiling && threads > 1 && threads <= cpus && serial_run != nullptr) {
+        o.replay_threads = 1;
+        s = ConcurrentSerialReplays(map, *cw, id, depth, o, threads, r.state_hash, &run.concurrent_ms);
+        if (!s.ok()) {
+          std::fprintf(stderr, "error: %d serial replays at once: %s\n", threads, s.ToString().c_str());
+          return 1;
+        }
+        const double slowest = *std::max_element(run.concurrent_ms.begin(), run.concurrent_ms.end());
+        if (slowest > 0) run.ceiling = threads * serial_run->report.replay_ms / slowest;
+        std::printf("  ceiling: %d serial replays at once took", threads);
+        for (double ms : run.concurrent_ms) std::printf(" %.1f", ms);
+        std::printf(" ms; %d x the round's serial %.1f ms / the slowest: ceiling_x %.2f\n", threads,
+                    serial_run->report.replay_ms, run.ceiling);
+        std::fflush(stdout);
+      }
       done.push_back(std::move(run));
     }
   }
@@ -426,8 +512,8 @@ int Main(int argc, char** argv) {
               " commands, %d runs each, medians; every run recovered state %016" PRIx64 "\n",
               dir.c_str(), first.ticks_replayed, first.ticks_replayed * id.tick_ms / 1000.0,
               id.tick_ms, first.commands_replayed, runs, first.state_hash);
-  std::printf("%-8s %12s %12s %10s %16s %12s %12s %14s %14s %12s %12s\n", "threads", "replay_ms",
-              "total_ms", "speedup", "speed_x_realtime", "cpu_ms", "handoff_ns", "arith_step_ns",
+  std::printf("%-8s %12s %12s %10s %10s %16s %12s %12s %14s %14s %12s %12s\n", "threads", "replay_ms",
+              "total_ms", "speedup", "ceiling", "speed_x_realtime", "cpu_ms", "handoff_ns", "arith_step_ns",
               "arith_scaling", "mem_load_ns", "mem_scaling");
   double base = -1;  // the first thread count's median replay_ms
   for (int threads : thread_counts) {
@@ -444,8 +530,15 @@ int Main(int argc, char** argv) {
     // Nothing replayed (the checkpoint was the last tick): no speed-up to give.
     char speedup[32] = "-";
     if (base > 0 && m > 0) std::snprintf(speedup, sizeof(speedup), "%.2fx", base / m);
-    std::printf("%-8d %12.1f %12.1f %10s %16.0f %12.0f %12.0f %14.2f %13.2fx %12.1f %11.2fx\n",
-                threads, m, median([](const Run& r) { return r.report.total_ms; }), speedup,
+    // The median ceiling over the runs that measured one.
+    std::vector<double> ceilings;
+    for (const Run& run : done) {
+      if (run.threads == threads && run.ceiling > 0) ceilings.push_back(run.ceiling);
+    }
+    char ceiling_text[32] = "-";
+    if (!ceilings.empty()) std::snprintf(ceiling_text, sizeof(ceiling_text), "%.2fx", Median(ceilings));
+    std::printf("%-8d %12.1f %12.1f %10s %10s %16.0f %12.0f %12.0f %14.2f %13.2fx %12.1f %11.2fx\n",
+                threads, m, median([](const Run& r) { return r.report.total_ms; }), speedup, ceiling_text,
                 median([](const Run& r) { return r.report.speed_x_realtime; }),
                 median([](const Run& r) { return r.cpu_ms; }),
                 median([](const Run& r) { return r.handoff_ns; }),
