@@ -10,6 +10,10 @@
 //                (what recovery::Checkpointer does);
 //   object     - the two copies follow each object: [state][ping][pong] per object, flags apart;
 //   line       - the copies follow each 64-byte line of the state: [line][ping][pong];
+//   cell       - the copies share the state's own cache line, cell by cell: [state][ping][pong]
+//                and 8 unused bytes per 8-byte cell, two cells per 64-byte line (SIGMOD'11's
+//                interleaving "into one cache line, so that they will be fetched together"; the
+//                state itself is then spread over 4x its size, which its own stores pay);
 //   list       - a copy array of its own, and the cell's index appended to a list instead of a
 //                flag (no read-modify-write, and the writer merges only the listed cells);
 //   redo       - no copy array: each update appends (cell, new value) to the tick's buffer, which
@@ -35,15 +39,17 @@ constexpr uint64_t kObjectBytes = 256;
 constexpr uint64_t kCellsPerObject = kObjectBytes / 8;
 constexpr uint64_t kLinesPerObject = kObjectBytes / 64;
 
-enum class Layout { kState, kSeparate, kObject, kLine, kList, kRedo };
+enum class Layout { kState, kSeparate, kObject, kLine, kCell, kList, kRedo };
 constexpr Layout kLayouts[] = {Layout::kState, Layout::kSeparate, Layout::kObject, Layout::kLine,
-                               Layout::kList, Layout::kRedo};
+                               Layout::kCell, Layout::kList, Layout::kRedo};
+constexpr uint64_t kCellGroupBytes = 32;  // kCell: state, ping, pong, unused
 const char* Name(Layout l) {
   switch (l) {
     case Layout::kState: return "state";
     case Layout::kSeparate: return "separate";
     case Layout::kObject: return "object";
     case Layout::kLine: return "line";
+    case Layout::kCell: return "cell";
     case Layout::kList: return "list";
     case Layout::kRedo: return "redo";
   }
@@ -59,7 +65,9 @@ struct Update {
 // One layout's memory: the state and both copies in one allocation, wherever the layout puts them.
 class Arena {
  public:
-  explicit Arena(Layout layout) : layout_(layout), bytes_(kObjects * kObjectBytes * 3, 0),
+  explicit Arena(Layout layout)
+      : layout_(layout),
+        bytes_(layout == Layout::kCell ? kObjects * kCellsPerObject * kCellGroupBytes : kObjects * kObjectBytes * 3, 0),
                                   flags_{std::vector<uint8_t>(kObjects * kLinesPerObject),
                                          std::vector<uint8_t>(kObjects * kLinesPerObject)},
                                   image_(kObjects * kObjectBytes) {}
@@ -68,6 +76,7 @@ class Arena {
     switch (layout_) {
       case Layout::kObject: return &bytes_[object * 3 * kObjectBytes + cell * 8];
       case Layout::kLine: return &bytes_[(object * kLinesPerObject + cell / 8) * 192 + cell % 8 * 8];
+      case Layout::kCell: return &bytes_[(object * kCellsPerObject + cell) * kCellGroupBytes];
       default: return &bytes_[object * kObjectBytes + cell * 8];
     }
   }
@@ -75,6 +84,7 @@ class Arena {
     switch (layout_) {
       case Layout::kObject: return State(object, cell) + (1 + k) * kObjectBytes;
       case Layout::kLine: return State(object, cell) + (1 + k) * 64;
+      case Layout::kCell: return State(object, cell) + (1 + k) * 8;
       default: return &bytes_[(1 + k) * kObjects * kObjectBytes + object * kObjectBytes + cell * 8];
     }
   }
@@ -180,8 +190,8 @@ double Median(std::vector<double> v) {
 
 int main(int argc, char** argv) {
   cxxopts::Options options("aftershock-ckpt-layout-loop",
-                           "ns per update of ping-pong's write pattern in five memory layouts "
-                           "(state, separate, object, line, list; see the source's header)");
+                           "ns per update of ping-pong's write pattern in seven memory layouts "
+                           "(state, separate, object, line, cell, list, redo; see the source's header)");
   options.add_options()("updates", "updates per tick", cxxopts::value<int>()->default_value("16000"))(
       "ticks", "ticks per layout and round", cxxopts::value<int>()->default_value("500"))(
       "rounds", "rounds, layouts alternated in each", cxxopts::value<int>()->default_value("3"))(
