@@ -274,7 +274,6 @@ core::Status RecoverWorld(const RecoverWorldOptions& options, game::World* world
   if (s.ok() && !restored) s = restore();
   report->notes = rr.notes;
   report->from_checkpoint = rr.from_checkpoint;  // which backup, even if the log then failed
-  if (!rr.from_checkpoint) report->checkpoint_state_hash = 0;
   report->backup_index = rr.backup_index;
   report->checkpoint_tick = rr.checkpoint_tick;
   if (!s.ok()) return s;
