@@ -29,10 +29,14 @@ namespace {
 
 constexpr char kDir[] = "/data/dur";
 
-game::testing::TestWorld Arena(int max_players = 64) {
+game::WorldConfig ArenaConfig(int max_players = 64) {
   game::WorldConfig config;
   config.max_players = max_players;
-  return game::testing::LoadWorld("maps/dm_arena.map", config);
+  return config;
+}
+
+game::testing::TestWorld Arena(int max_players = 64) {
+  return game::testing::LoadWorld("maps/dm_arena.map", ArenaConfig(max_players));
 }
 
 DurabilityOptions Options(recovery::Env* env, recovery::Algorithm algorithm) {
@@ -343,10 +347,8 @@ BackupsOnDisk ReadBackups(recovery::Env* env) {
 DurabilityOptions CheckOptions(recovery::Env* env, recovery::Algorithm a,
                                const game::testing::TestWorld& scratch, bool refuse = false) {
   DurabilityOptions o = Options(env, a);
-  o.make_check_world = [&scratch](std::unique_ptr<game::World>* out) {
-    game::WorldConfig config;
-    config.max_players = 64;
-    return game::World::Create(scratch.map, *scratch.collision, config, out);
+  o.make_check_world = [&scratch](std::unique_ptr<game::World>* out) {  // Arena()'s configuration
+    return game::World::Create(scratch.map, *scratch.collision, ArenaConfig(), out);
   };
   o.refuse_differing_replay = refuse;
   return o;
