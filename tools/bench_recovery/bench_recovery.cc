@@ -70,10 +70,9 @@ struct Run {
   double handoff_ns = 0;       // CrossCoreRoundTripNs()
   ArithmeticSpeed arithmetic;  // ArithmeticProbe(threads)
   MemorySpeed memory;          // MemoryChase::Measure(threads)
-  // With --ceiling on, threads > 1 and at most one thread per allowed CPU: the replay_ms of each
-  // of `threads` serial replays run at once just after this run (ConcurrentSerialReplays), and
-  // the ceiling they give against the same round's serial run (0: none measured).
-  std::vector<double> concurrent_ms;
+  // With --ceiling on, threads > 1 and at most one thread per allowed CPU: the ceiling that
+  // `threads` serial replays run at once just after this run (ConcurrentSerialReplays) give
+  // against the same round's serial run (0: none measured).
   double ceiling = 0;
 };
 
@@ -491,15 +490,16 @@ int Main(int argc, char** argv) {
       }
       if (ceiling && threads > 1 && threads <= cpus && serial_run != nullptr) {
         o.replay_threads = 1;
-        s = ConcurrentSerialReplays(map, *cw, id, depth, o, threads, r.state_hash, &run.concurrent_ms);
+        std::vector<double> concurrent_ms;
+        s = ConcurrentSerialReplays(map, *cw, id, depth, o, threads, r.state_hash, &concurrent_ms);
         if (!s.ok()) {
           std::fprintf(stderr, "error: %d serial replays at once: %s\n", threads, s.ToString().c_str());
           return 1;
         }
-        const double slowest = *std::max_element(run.concurrent_ms.begin(), run.concurrent_ms.end());
+        const double slowest = *std::max_element(concurrent_ms.begin(), concurrent_ms.end());
         if (slowest > 0) run.ceiling = threads * serial_run->report.replay_ms / slowest;
         std::printf("  ceiling: %d serial replays at once took", threads);
-        for (double ms : run.concurrent_ms) std::printf(" %.1f", ms);
+        for (double ms : concurrent_ms) std::printf(" %.1f", ms);
         std::printf(" ms; %d x the round's serial %.1f ms / the slowest: ceiling_x %.2f\n", threads,
                     serial_run->report.replay_ms, run.ceiling);
         std::fflush(stdout);
