@@ -68,9 +68,8 @@ class Arena {
   explicit Arena(Layout layout)
       : layout_(layout),
         bytes_(layout == Layout::kCell ? kObjects * kCellsPerObject * kCellGroupBytes : kObjects * kObjectBytes * 3, 0),
-                                  flags_{std::vector<uint8_t>(kObjects * kLinesPerObject),
-                                         std::vector<uint8_t>(kObjects * kLinesPerObject)},
-                                  image_(kObjects * kObjectBytes) {}
+        flags_{std::vector<uint8_t>(kObjects * kLinesPerObject), std::vector<uint8_t>(kObjects * kLinesPerObject)},
+        image_(kObjects * kObjectBytes) {}
 
   uint8_t* State(uint64_t object, uint64_t cell) {
     switch (layout_) {
