@@ -64,13 +64,14 @@ core::Status Recover(const RecoverOptions& options, void* base, const RecordFn& 
   scan.repair_tail = options.repair_tail;
   scan.after_tick = report->checkpoint_tick;
   LogScanReport log;
-  bool loaded = false;
+  bool loaded = false;  // a record came: the log after the checkpoint is valid
   core::Status s = ScanLog(options.env, options.dir, scan,
                            [&](uint64_t tick, std::string_view payload) -> core::Status {
     if (!loaded) {  // the log is valid: only now touch the caller's memory
       if (report->from_checkpoint) std::memcpy(base, image.data(), image.size());
       loaded = true;
     }
+    if (tick > options.last_tick) return core::Status::OK();  // neither decoded nor replayed
     report->last_tick = tick;
     ++report->records_replayed;
     return replay(tick, payload);
@@ -84,7 +85,7 @@ core::Status Recover(const RecoverOptions& options, void* base, const RecordFn& 
   }
   if (!s.ok()) return s;
   if (report->records_replayed == 0) report->last_tick = report->checkpoint_tick;
-  if (!report->from_checkpoint && report->records_replayed == 0 && log.last_tick > 0) {
+  if (!report->from_checkpoint && !loaded && log.last_tick > 0) {
     // Can only happen if the log starts after tick 1 (ScanLog checks continuity from tick 1).
     return core::Status::Corruption("no valid backup and the log does not start at tick 1");
   }

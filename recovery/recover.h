@@ -28,6 +28,9 @@ struct RecoverOptions {
   // Only backups of this tick or earlier are candidates (aftershock-replay --from-tick); a newer
   // one is passed over with a note.
   uint64_t max_checkpoint_tick = UINT64_MAX;
+  // Only records of this tick or earlier go to replay (the replay check stops at the newer
+  // backup's tick). The whole log is still validated first, as always.
+  uint64_t last_tick = UINT64_MAX;
 };
 
 struct RecoveryReport {

@@ -3,6 +3,7 @@
 // every algorithm and durability mode asserting that no acknowledged tick is ever lost and the
 // recovered state is exactly the state of the recovered tick.
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <random>
 #include <string>
 
@@ -28,13 +29,14 @@ struct Harness {
 
   Harness(Algorithm a, SyncMode d, uint64_t s) : algorithm(a), durability(d), seed(s), env(s) {}
 
-  core::Status Recover(RecoveryReport* report) {
+  core::Status Recover(RecoveryReport* report, uint64_t last_tick = UINT64_MAX) {
     state = SyntheticState(kObjects, kSize);  // a fresh process starts from the initial state
     RecoverOptions o;
     o.env = &env;
     o.dir = "/db";
     o.object_count = kObjects;
     o.object_size = kSize;
+    o.last_tick = last_tick;
     core::Status s = recovery::Recover(o, state.data(), [&](uint64_t t, std::string_view p) {
       state.Apply(t, p, nullptr);
       return core::Status::OK();
@@ -175,6 +177,42 @@ TEST_CASE("recovery with no valid backup replays the whole log from the initial 
   CHECK_FALSE(r.from_checkpoint);
   CHECK(r.records_replayed == 25);
   CHECK(h.state.bytes() == h.Reference(25));
+}
+
+// last_tick (the replay check's stop): the records after it are not replayed, yet the whole log
+// is still validated, so a damaged record past it is still an error.
+TEST_CASE("recovery replays up to last_tick and still validates the log after it", "[recover]") {
+  Harness h(Algorithm::kNone, SyncMode::kSync, 7);
+  h.Start();
+  for (int i = 0; i < 25; ++i) h.RunTick();
+  h.Stop();
+  RecoveryReport r;
+  REQUIRE(h.Recover(&r, 10).ok());
+  CHECK(r.records_replayed == 10);
+  CHECK(r.last_tick == 10);
+  CHECK(h.state.bytes() == h.Reference(10));
+  REQUIRE(h.Recover(&r, 0).ok());
+  CHECK(r.records_replayed == 0);
+  CHECK(r.last_tick == 0);
+  CHECK(h.state.bytes() == h.Reference(0));
+  // A flipped byte in the first segment's last record (not the log's tail, so not a torn one),
+  // with last_tick 0 so that no record is replayed: still refused.
+  std::vector<std::string> segments;
+  REQUIRE(h.env.ListDir("/db", &segments).ok());
+  std::erase_if(segments, [](const std::string& n) { return n.rfind("log-", 0) != 0; });
+  std::sort(segments.begin(), segments.end());
+  REQUIRE(segments.size() >= 2);
+  const std::string first = "/db/" + segments.front();
+  uint64_t size = 0;
+  {
+    std::unique_ptr<File> f;
+    REQUIRE(h.env.Open(first, OpenMode::kRead, &f).ok());
+    REQUIRE(f->Size(&size).ok());
+  }
+  FlipByte(&h.env, first, size - 1);
+  const core::Status s = h.Recover(&r, 0);
+  CHECK(s.code() == core::Status::Code::kCorruption);
+  CHECK(r.records_replayed == 0);
 }
 
 TEST_CASE("recovery reports a log that no checkpoint can bridge", "[recover][fault]") {

@@ -132,9 +132,8 @@ ReplayCheck CheckReplay(const DurabilityOptions& options, const WorldRecoveryRep
   core::Status refused;  // ApplyTick's error: the replay diverged
   WorldRecoveryReport report;
   s = RestoreBackupOfTick(
-      options.env, options.data_dir, c.from_tick, world.get(),
+      options.env, options.data_dir, c.from_tick, /*last_tick=*/c.to_tick, world.get(),
       [&](uint64_t tick, const TickRecord& record) {
-        if (tick > c.to_tick) return core::Status::OK();
         refused = ApplyTick(world.get(), record);
         if (refused.ok()) applied_to = tick;
         return refused;
@@ -239,6 +238,7 @@ core::Status RecoverWorld(const RecoverWorldOptions& options, game::World* world
   ro.object_size = static_cast<uint32_t>(game::kObjectSize);
   ro.repair_tail = options.repair_tail;
   ro.max_checkpoint_tick = options.max_checkpoint_tick;
+  ro.last_tick = options.last_tick;
   recovery::RecoveryReport rr;
   bool restored = false;  // the image (if any) was checked and relinked
   double relink_ms = 0, replay_ms = 0;
@@ -294,13 +294,14 @@ core::Status RecoverWorld(const RecoverWorldOptions& options, game::World* world
 }
 
 core::Status RestoreBackupOfTick(recovery::Env* env, const std::string& data_dir, uint64_t tick,
-                                 game::World* world, const LoggedTickFn& apply,
+                                 uint64_t last_tick, game::World* world, const LoggedTickFn& apply,
                                  WorldRecoveryReport* report) {
   RecoverWorldOptions ro;
   ro.env = env;
   ro.data_dir = data_dir;
   ro.repair_tail = false;
   ro.max_checkpoint_tick = tick;
+  ro.last_tick = last_tick;
   ro.hash_checkpoint = true;
   bool older_came = false;  // a tick at or before `tick`: its backup was not the one restored
   core::Status s = RecoverWorld(

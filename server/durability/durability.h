@@ -115,6 +115,7 @@ struct RecoverWorldOptions {
   std::string data_dir;
   bool repair_tail = true;  // false: nothing is written (a torn tail is only reported)
   uint64_t max_checkpoint_tick = UINT64_MAX;  // use only backups of this tick or earlier
+  uint64_t last_tick = UINT64_MAX;  // hand over logged ticks up to this one only (all are validated)
   // Hash the restored backup (WorldRecoveryReport::checkpoint_state_hash; one pass over the state).
   bool hash_checkpoint = false;
 };
@@ -134,11 +135,12 @@ core::Status RecoverWorld(const RecoverWorldOptions& options, game::World* world
 
 // RecoverWorld from the backup of exactly log tick `tick`, read only (no torn tail is cut): into
 // `world`, a fresh world of the directory's configuration, and `apply` gets the logged ticks
-// after it. report->checkpoint_state_hash is the backup's hash. NotFound, saying why, if no backup
+// after it up to `last_tick` (none if it is `tick`; the rest of the log is validated, not
+// decoded). report->checkpoint_state_hash is the backup's hash. NotFound, saying why, if no backup
 // of that tick verifies (nothing is applied then); another error if the log after it does not.
 // The replay check and aftershock-replay's recorded hash.
 core::Status RestoreBackupOfTick(recovery::Env* env, const std::string& data_dir, uint64_t tick,
-                                 game::World* world, const LoggedTickFn& apply,
+                                 uint64_t last_tick, game::World* world, const LoggedTickFn& apply,
                                  WorldRecoveryReport* report);
 
 struct DurabilityStats {

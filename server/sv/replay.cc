@@ -230,7 +230,7 @@ void Replay::HashBackupOfLastTick() {
   durability::WorldRecoveryReport report;
   if (s.ok()) {
     s = durability::RestoreBackupOfTick(
-        recovery::Env::Posix(), options_.data_dir, want, backup_world.get(),
+        recovery::Env::Posix(), options_.data_dir, want, /*last_tick=*/want, backup_world.get(),
         [](uint64_t, const durability::TickRecord&) { return core::Status::OK(); }, &report);
   }
   if (!s.ok()) {
