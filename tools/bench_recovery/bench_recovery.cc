@@ -82,6 +82,18 @@ double Median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
+// The CPUs this process may run on, ascending (empty if the mask cannot be read).
+std::vector<int> AllowedCpus() {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &allowed)) cpus.push_back(c);
+  }
+  return cpus;
+}
+
 // The time, in ns, for a value to go from one core to another and back: two threads pinned to the
 // first two CPUs this process may run on hand an atomic counter back and forth, in 100 batches of
 // 500 round trips; the median batch's mean, so that a preemption of either thread (a busy
@@ -90,15 +102,8 @@ double Median(std::vector<double> v) {
 // two CPUs may be siblings of one core; this machine has none.) The replay threads are created
 // later by the recovery, from the main thread, whose CPU mask this does not change.
 double CrossCoreRoundTripNs() {
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return 0;
-  int cpus[2];
-  int found = 0;
-  for (int c = 0; c < CPU_SETSIZE && found < 2; ++c) {
-    if (CPU_ISSET(c, &allowed)) cpus[found++] = c;
-  }
-  if (found < 2) return 0;
+  const std::vector<int> cpus = AllowedCpus();
+  if (cpus.size() < 2) return 0;
   constexpr uint32_t kBatches = 100, kPerBatch = 500, kRounds = kBatches * kPerBatch;
   alignas(64) std::atomic<uint32_t> ball{0};
   std::atomic<int> pinned{0};
@@ -278,14 +283,6 @@ double ProcessCpuMs() {
   return (u.ru_utime.tv_sec + u.ru_stime.tv_sec) * 1e3 + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e3;
 }
 
-// The CPUs this process may run on.
-int AllowedCpus() {
-  cpu_set_t allowed;
-  CPU_ZERO(&allowed);
-  if (sched_getaffinity(0, sizeof allowed, &allowed) != 0) return 1;
-  return CPU_COUNT(&allowed);
-}
-
 bool ParseThreadList(const std::string& text, std::vector<int>* out) {
   std::stringstream ss(text);
   std::string item;
@@ -423,7 +420,8 @@ int Main(int argc, char** argv) {
   std::unique_ptr<MemoryChase> memory_chase;  // built only when probing: 16 MiB, about 0.1 s
   if (probes) memory_chase = std::make_unique<MemoryChase>();
 
-  const int cpus = AllowedCpus();
+  // At most one replay per CPU (1 if the mask cannot be read).
+  const int cpus = std::max<int>(1, static_cast<int>(AllowedCpus().size()));
   std::vector<Run> done;
   for (int k = 0; k < runs; ++k) {
     const size_t round_begin = done.size();
