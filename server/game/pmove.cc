@@ -16,6 +16,16 @@ constexpr int kMaxBumps = 4;
 constexpr int kMaxClipPlanes = 5;
 constexpr float kStopEpsilon = 0.1f;
 constexpr float kDegToRad = 3.14159265358979323846f / 180.0f;
+// glibc chooses sincosf's code by the CPU (FMA or SSE2), and on Debian 12 the two return another
+// last bit for 17 magnitudes from 17.3 to 116.3 radians; below 16 they agree on every float
+// (docs/game.md, "Determinism"). A client's yaw or pitch can be any finite float, so an angle
+// beyond this is first reduced to [-180, 180] degrees (std::remainder is exact); angles within it,
+// 12.6 radians, are used as they are, as before the reduction existed.
+constexpr float kReduceAngleBeyondDeg = 720.0f;
+
+float WithinTurns(float degrees) {
+  return std::fabs(degrees) > kReduceAngleBeyondDeg ? std::remainder(degrees, 360.0f) : degrees;
+}
 
 // Removes the part of `in` going into the plane (PM_ClipVelocity with overbounce 1).
 Vec3 ClipVelocity(Vec3 in, Vec3 normal) {
@@ -181,7 +191,8 @@ void ClampVelocity(Vec3* v) {
 }
 
 void AngleVectors(Vec3 angles, Vec3* forward, Vec3* right, Vec3* up) {
-  const float yaw = angles.y * kDegToRad, pitch = angles.x * kDegToRad, roll = angles.z * kDegToRad;
+  const float yaw = WithinTurns(angles.y) * kDegToRad, pitch = WithinTurns(angles.x) * kDegToRad,
+              roll = WithinTurns(angles.z) * kDegToRad;
   const float sy = std::sin(yaw), cy = std::cos(yaw);
   const float sp = std::sin(pitch), cp = std::cos(pitch);
   const float sr = std::sin(roll), cr = std::cos(roll);

@@ -3,6 +3,8 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <utility>
 #include <vector>
@@ -10,6 +12,7 @@
 #include "server/game/game_constants.h"
 #include "server/game/game_test_util.h"
 #include "server/game/move_clip.h"
+#include "server/game/pmove.h"
 
 namespace game {
 namespace {
@@ -233,6 +236,30 @@ TEST_CASE("a trace's result does not depend on the order of the entity boxes") {
   } while (std::next_permutation(boxes.begin(), boxes.end(),
                                  [](const auto& x, const auto& y) { return x.first < y.first; }));
   CHECK(orders == 6);
+}
+
+// Bit for bit: an angle a client sends beyond +-720 degrees turns the view as its remainder in
+// [-180, 180] does (game_libm_test checks why it matters), and one within it is not reduced.
+TEST_CASE("view angles beyond two turns give the vectors of their remainder") {
+  auto bits = [](Vec3 v) {
+    uint32_t out[3];
+    std::memcpy(out, &v, sizeof out);
+    return std::vector<uint32_t>(out, out + 3);
+  };
+  auto vectors = [&](Vec3 angles) {
+    Vec3 f, r, u;
+    AngleVectors(angles, &f, &r, &u);
+    return std::vector<std::vector<uint32_t>>{bits(f), bits(r), bits(u)};
+  };
+  for (float a : {989.998718f, -1349.77576f, 1875.27808f, 1.0e30f}) {
+    INFO("angle " << a);
+    const float within = std::remainder(a, 360.0f);
+    CHECK(std::fabs(within) <= 180.0f);
+    CHECK(vectors({0, a, 0}) == vectors({0, within, 0}));
+    CHECK(vectors({a, 30, a}) == vectors({within, 30, within}));
+  }
+  // 700 and its remainder -20 are different floats in radians: not reduced, they may differ.
+  CHECK(vectors({0, 700, 0}) != vectors({0, -20, 0}));
 }
 
 }  // namespace
