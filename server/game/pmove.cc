@@ -23,7 +23,7 @@ constexpr float kDegToRad = 3.14159265358979323846f / 180.0f;
 // 12.6 radians, are used as they are, as before the reduction existed.
 constexpr float kReduceAngleBeyondDeg = 720.0f;
 
-float WithinTurns(float degrees) {
+float ReduceLargeAngle(float degrees) {
   return std::fabs(degrees) > kReduceAngleBeyondDeg ? std::remainder(degrees, 360.0f) : degrees;
 }
 
@@ -191,8 +191,8 @@ void ClampVelocity(Vec3* v) {
 }
 
 void AngleVectors(Vec3 angles, Vec3* forward, Vec3* right, Vec3* up) {
-  const float yaw = WithinTurns(angles.y) * kDegToRad, pitch = WithinTurns(angles.x) * kDegToRad,
-              roll = WithinTurns(angles.z) * kDegToRad;
+  const float yaw = ReduceLargeAngle(angles.y) * kDegToRad, pitch = ReduceLargeAngle(angles.x) * kDegToRad,
+              roll = ReduceLargeAngle(angles.z) * kDegToRad;
   const float sy = std::sin(yaw), cy = std::cos(yaw);
   const float sp = std::sin(pitch), cp = std::cos(pitch);
   const float sr = std::sin(roll), cr = std::cos(roll);
