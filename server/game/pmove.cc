@@ -191,8 +191,9 @@ void ClampVelocity(Vec3* v) {
 }
 
 void AngleVectors(Vec3 angles, Vec3* forward, Vec3* right, Vec3* up) {
-  const float yaw = ReduceLargeAngle(angles.y) * kDegToRad, pitch = ReduceLargeAngle(angles.x) * kDegToRad,
-              roll = ReduceLargeAngle(angles.z) * kDegToRad;
+  const float yaw = ReduceLargeAngle(angles.y) * kDegToRad;
+  const float pitch = ReduceLargeAngle(angles.x) * kDegToRad;
+  const float roll = ReduceLargeAngle(angles.z) * kDegToRad;
   const float sy = std::sin(yaw), cy = std::cos(yaw);
   const float sp = std::sin(pitch), cp = std::cos(pitch);
   const float sr = std::sin(roll), cr = std::cos(roll);
