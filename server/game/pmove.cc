@@ -16,13 +16,12 @@ constexpr int kMaxBumps = 4;
 constexpr int kMaxClipPlanes = 5;
 constexpr float kStopEpsilon = 0.1f;
 constexpr float kDegToRad = 3.14159265358979323846f / 180.0f;
-// glibc chooses sincosf's code by the CPU (FMA or SSE2), and on Debian 12 the two return another
-// last bit for 17 magnitudes from 17.3 to 116.3 radians; below 16 they agree on every float
-// (docs/game.md, "Determinism"). A client's yaw or pitch can be any finite float, so an angle
-// beyond this is first reduced to [-180, 180] degrees (std::remainder is exact); angles within it,
-// 12.6 radians, are used as they are, as before the reduction existed.
+// 12.6 radians: below the first angle (17.3 radians) on which glibc's sincosf variants disagree
+// (docs/game.md, "Determinism").
 constexpr float kReduceAngleBeyondDeg = 720.0f;
 
+// The angle to take sin and cos of: beyond +-kReduceAngleBeyondDeg its remainder in [-180, 180]
+// (exact), so that the CPU's libm variant cannot change the world; within it the angle itself.
 float ReduceLargeAngle(float degrees) {
   return std::fabs(degrees) > kReduceAngleBeyondDeg ? std::remainder(degrees, 360.0f) : degrees;
 }

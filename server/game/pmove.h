@@ -30,8 +30,8 @@ void PlayerMove(const MoveClipper& clip, const MoveInput& in, PlayerMoveState* s
 void ClampVelocity(Vec3* v);
 
 // Quake's AngleVectors: forward, right, up from pitch/yaw/roll in degrees. The same vectors on
-// every x86-64 host, whichever sincosf variant its libm picks: an angle beyond +-720 degrees is
-// reduced to [-180, 180] first (pmove.cc says why).
+// any CPU with the same libm, whichever sincosf variant it picks: an angle beyond +-720 degrees is
+// reduced to [-180, 180] first (docs/game.md, "Determinism").
 void AngleVectors(Vec3 angles, Vec3* forward, Vec3* right, Vec3* up);
 
 }  // namespace game

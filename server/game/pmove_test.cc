@@ -238,8 +238,9 @@ TEST_CASE("a trace's result does not depend on the order of the entity boxes") {
   CHECK(orders == 6);
 }
 
-// Bit for bit: an angle a client sends beyond +-720 degrees turns the view as its remainder in
-// [-180, 180] does (game_libm_test checks why it matters), and one within it is not reduced.
+// Bit for bit: an angle beyond +-720 degrees (a command's or a map's) turns the view as its
+// remainder in [-180, 180] does (game_libm_test shows why it matters); one within it is not
+// reduced.
 TEST_CASE("view angles beyond two turns give the vectors of their remainder") {
   auto bits = [](Vec3 v) {
     uint32_t out[3];
@@ -258,7 +259,7 @@ TEST_CASE("view angles beyond two turns give the vectors of their remainder") {
     CHECK(vectors({0, a, 0}) == vectors({0, within, 0}));
     CHECK(vectors({a, 30, a}) == vectors({within, 30, within}));
   }
-  // 700 and its remainder -20 are different floats in radians: not reduced, they may differ.
+  // 700 degrees is within the bound, so it is not reduced: its vectors differ from -20's.
   CHECK(vectors({0, 700, 0}) != vectors({0, -20, 0}));
 }
 
