@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -243,9 +244,8 @@ TEST_CASE("a trace's result does not depend on the order of the entity boxes") {
 // reduced.
 TEST_CASE("view angles beyond two turns give the vectors of their remainder") {
   auto bits = [](Vec3 v) {
-    uint32_t out[3];
-    std::memcpy(out, &v, sizeof out);
-    return std::vector<uint32_t>(out, out + 3);
+    return std::vector<uint32_t>{std::bit_cast<uint32_t>(v.x), std::bit_cast<uint32_t>(v.y),
+                                 std::bit_cast<uint32_t>(v.z)};
   };
   auto vectors = [&](Vec3 angles) {
     Vec3 f, r, u;
