@@ -55,7 +55,8 @@ uint32_t ImageCrc(const uint32_t* object_crcs, uint64_t count);
 
 // Reads and fully verifies a backup file (header, size, image checksum). If object_count and
 // object_size are non-zero they must match the header (else InvalidArgument). If image is not
-// null, the verified image (object_count * object_size bytes) is copied there.
+// null, the image (object_count * object_size bytes) is copied there as it is read: only an OK
+// status says it verified; after an error *image may hold part of the file.
 core::Status LoadBackup(Env* env, const std::string& path, uint64_t object_count,
                         uint32_t object_size, void* image, Header* header);
 

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <memory>
 
 #include "recovery/backup_format.h"
 #include "server/core/steady_clock.h"
@@ -42,11 +43,13 @@ core::Status Recover(const RecoverOptions& options, void* base, const RecordFn& 
   std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
     return a.header.sequence > b.header.sequence;
   });
-  std::vector<char> image(options.object_count * options.object_size);
+  // Scratch for the candidates (LoadBackup writes every byte before it says OK): not zeroed first.
+  const size_t image_bytes = options.object_count * options.object_size;
+  const std::unique_ptr<char[]> image = std::make_unique_for_overwrite<char[]>(image_bytes);
   for (const Candidate& c : candidates) {
     bf::Header h;
     core::Status s = bf::LoadBackup(options.env, JoinPath(options.dir, bf::BackupFileName(c.index)),
-                                    options.object_count, options.object_size, image.data(), &h);
+                                    options.object_count, options.object_size, image.get(), &h);
     if (s.code() == core::Status::Code::kInvalidArgument) return s;  // wrong geometry: refuse
     if (!s.ok()) {
       report->notes.push_back("skipped " + bf::BackupFileName(c.index) + ": " + s.ToString());
@@ -68,7 +71,7 @@ core::Status Recover(const RecoverOptions& options, void* base, const RecordFn& 
   core::Status s = ScanLog(options.env, options.dir, scan,
                            [&](uint64_t tick, std::string_view payload) -> core::Status {
     if (!loaded) {  // the log is valid: only now touch the caller's memory
-      if (report->from_checkpoint) std::memcpy(base, image.data(), image.size());
+      if (report->from_checkpoint) std::memcpy(base, image.get(), image_bytes);
       loaded = true;
     }
     if (tick > options.last_tick) return core::Status::OK();  // neither decoded nor replayed
@@ -76,7 +79,7 @@ core::Status Recover(const RecoverOptions& options, void* base, const RecordFn& 
     ++report->records_replayed;
     return replay(tick, payload);
   }, &log);
-  if (!loaded && s.ok() && report->from_checkpoint) std::memcpy(base, image.data(), image.size());
+  if (!loaded && s.ok() && report->from_checkpoint) std::memcpy(base, image.get(), image_bytes);
   if (log.truncated) {
     report->truncated_tail = true;
     report->notes.push_back(std::string(options.repair_tail ? "cut" : "found") + " a torn tail of " +
