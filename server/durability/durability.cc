@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cinttypes>
 #include <cstring>
+#include <thread>
 
 #include "recovery/backup_format.h"
 #include "recovery/recover.h"
@@ -106,28 +107,48 @@ bool OlderBackupTick(recovery::Env* env, const std::string& dir, uint64_t newer,
   return found;
 }
 
-// The replay check (replay_check.h), read only: the older backup restored into a world of its
-// own, the logged ticks up to the recovered backup's applied serially, the hashes compared.
-ReplayCheck CheckReplay(const DurabilityOptions& options, const WorldRecoveryReport& recovered) {
-  ReplayCheck c;
-  if (!options.make_check_world) return c;
+// The backup Recover tries first: the newest by sequence whose header verifies. Recovery loads
+// it unless its image then fails to verify. False if there is none.
+bool FirstBackupTick(recovery::Env* env, const std::string& dir, uint64_t* tick) {
+  bool found = false;
+  uint64_t sequence = 0;
+  for (const recovery::backup_format::HeaderRead& r :
+       recovery::backup_format::ReadHeaders(env, dir)) {
+    if (r.status.ok() && (!found || r.header.sequence > sequence)) {
+      found = true;
+      sequence = r.header.sequence;
+      *tick = r.header.tick;
+    }
+  }
+  return found;
+}
+
+// The replay check (replay_check.h) up to its comparison, read only: the older backup restored
+// into a world of its own and the logged ticks up to `to_tick` applied serially. It needs of
+// recovery only the tick of the backup it loads, so Open runs it beside recovery.
+struct CheckRun {
+  ReplayCheck check;     // outcome and detail set if it ended early (not_run, or a tick refused)
+  bool replayed = false;  // else: check.replayed_hash is the state after to_tick
+};
+
+CheckRun ReplayOlderBackupTo(const DurabilityOptions& options, uint64_t to_tick) {
+  CheckRun run;
+  ReplayCheck& c = run.check;
   const Clock::time_point t0 = Clock::now();
-  auto finish = [&](ReplayCheck::Outcome outcome, std::string detail) {
+  auto end_early = [&](ReplayCheck::Outcome outcome, std::string detail) {
     c.outcome = outcome;
     c.detail = std::move(detail);
     c.duration_ms = core::MsSince(t0);
-    return c;
+    return run;
   };
   constexpr ReplayCheck::Outcome kNotRun = ReplayCheck::Outcome::kNotRun;
-  if (!recovered.from_checkpoint) return finish(kNotRun, "no backup was loaded");
-  c.to_tick = recovered.checkpoint_tick;
-  c.backup_hash = recovered.checkpoint_state_hash;
+  c.to_tick = to_tick;
   if (!OlderBackupTick(options.env, options.data_dir, c.to_tick, &c.from_tick)) {
-    return finish(kNotRun, "no other backup older than tick " + std::to_string(c.to_tick));
+    return end_early(kNotRun, "no other backup older than tick " + std::to_string(c.to_tick));
   }
   std::unique_ptr<game::World> world;
   core::Status s = options.make_check_world(&world);
-  if (!s.ok()) return finish(kNotRun, "no world to replay into: " + s.ToString());
+  if (!s.ok()) return end_early(kNotRun, "no world to replay into: " + s.ToString());
   uint64_t applied_to = c.from_tick;
   core::Status refused;  // ApplyTick's error: the replay diverged
   WorldRecoveryReport report;
@@ -140,26 +161,52 @@ ReplayCheck CheckReplay(const DurabilityOptions& options, const WorldRecoveryRep
       },
       &report);
   if (!refused.ok()) {
-    return finish(ReplayCheck::Outcome::kDiffers,
-                  "log tick " + std::to_string(applied_to + 1) +
-                      " no longer applies to the older backup's replay: " + refused.ToString());
+    return end_early(ReplayCheck::Outcome::kDiffers,
+                     "log tick " + std::to_string(applied_to + 1) +
+                         " no longer applies to the older backup's replay: " + refused.ToString());
   }
-  if (s.code() == core::Status::Code::kNotFound) return finish(kNotRun, s.message());
+  if (s.code() == core::Status::Code::kNotFound) return end_early(kNotRun, s.message());
   if (!s.ok()) {
     c.fallback_damaged = true;
-    return finish(kNotRun, "the log after the older backup (tick " + std::to_string(c.from_tick) +
-                               ") does not verify: " + s.ToString());
+    return end_early(kNotRun, "the log after the older backup (tick " + std::to_string(c.from_tick) +
+                                  ") does not verify: " + s.ToString());
   }
   if (applied_to != c.to_tick) {
-    return finish(kNotRun, "the log holds ticks only up to " + std::to_string(applied_to) +
-                               ", before the recovered backup's tick " + std::to_string(c.to_tick));
+    return end_early(kNotRun, "the log holds ticks only up to " + std::to_string(applied_to) +
+                                  ", before the recovered backup's tick " + std::to_string(c.to_tick));
   }
   c.replayed_hash = world->StateHash();
-  if (c.replayed_hash == c.backup_hash) return finish(ReplayCheck::Outcome::kMatch, "");
+  c.duration_ms = core::MsSince(t0);
+  run.replayed = true;
+  return run;
+}
+
+// The check's outcome: the replayed hash against the backup recovery loaded.
+ReplayCheck CompareReplay(CheckRun run, const WorldRecoveryReport& recovered) {
+  ReplayCheck c = std::move(run.check);
+  c.backup_hash = recovered.checkpoint_state_hash;
+  if (!run.replayed) return c;
+  if (c.replayed_hash == c.backup_hash) {
+    c.outcome = ReplayCheck::Outcome::kMatch;
+    return c;
+  }
   char buf[128];
   std::snprintf(buf, sizeof buf, "replayed to %016" PRIx64 ", the backup holds %016" PRIx64,
                 c.replayed_hash, c.backup_hash);
-  return finish(ReplayCheck::Outcome::kDiffers, buf);
+  c.outcome = ReplayCheck::Outcome::kDiffers;
+  c.detail = buf;
+  return c;
+}
+
+// The whole check after recovery, for when it could not run beside it.
+ReplayCheck CheckReplay(const DurabilityOptions& options, const WorldRecoveryReport& recovered) {
+  if (!recovered.from_checkpoint) {
+    ReplayCheck c;
+    c.outcome = ReplayCheck::Outcome::kNotRun;
+    c.detail = "no backup was loaded";
+    return c;
+  }
+  return CompareReplay(ReplayOlderBackupTo(options, recovered.checkpoint_tick), recovered);
 }
 
 }  // namespace
@@ -190,11 +237,43 @@ core::Status Durability::Open(const DurabilityOptions& options, game::World* wor
   if (!s.ok()) return s;
   s = CheckOrCreateIdentity(options.env, options.data_dir, IdentityOf(world->globals()));
   if (!s.ok()) return s;
-  s = RecoverWithReplayThreads(options, /*repair_tail=*/true,
+  // The replay check reads only what recovery reads, into a world of its own, and needs only the
+  // tick of the backup recovery will load: the first one it tries, unless that one's image fails
+  // (then the check runs again after recovery, against the one loaded). So when it has at least
+  // check_beside_min_span_ms of game to replay and there are two replay threads or more, it runs on
+  // one of them, beside recovery, which replays on the others: the serial check and recovery's
+  // replay each on a core of their own finish sooner than one after the other, and no more
+  // threads run than --replay-threads says. A shorter check is mostly a world's set-up and a
+  // backup's read, which gained nothing beside recovery's own (docs/recovery.md, "The replay
+  // check"), so it runs after recovery, which keeps all its threads. Recovery's one write,
+  // cutting a torn log tail, removes bytes after the last whole record, which the check reads
+  // as the torn tail it would have found.
+  CheckRun beside;
+  uint64_t beside_tick = 0, older_tick = 0;
+  std::jthread checker;
+  DurabilityOptions recovery_options = options;
+  if (options.make_check_world && options.replay_threads > 1 &&
+      FirstBackupTick(options.env, options.data_dir, &beside_tick) &&
+      OlderBackupTick(options.env, options.data_dir, beside_tick, &older_tick) &&
+      static_cast<double>(beside_tick - older_tick) * world->tick_ms() >=
+          options.check_beside_min_span_ms) {
+    recovery_options.replay_threads = options.replay_threads - 1;
+    checker = std::jthread([&options, &beside, beside_tick] {
+      beside = ReplayOlderBackupTo(options, beside_tick);
+    });
+  }
+  s = RecoverWithReplayThreads(recovery_options, /*repair_tail=*/true,
                                /*hash_checkpoint=*/static_cast<bool>(options.make_check_world), world,
                                report);
+  const bool ran_beside = checker.joinable();
+  if (ran_beside) checker.join();
   if (!s.ok()) return s;
-  report->replay_check = CheckReplay(options, *report);
+  if (ran_beside && report->from_checkpoint && report->checkpoint_tick == beside_tick) {
+    report->replay_check = CompareReplay(std::move(beside), *report);
+    report->replay_check.beside_recovery = true;
+  } else if (options.make_check_world) {
+    report->replay_check = CheckReplay(options, *report);
+  }
   const ReplayCheck& check = report->replay_check;
   if (options.refuse_differing_replay && check.outcome == ReplayCheck::Outcome::kDiffers) {
     return core::Status::Corruption(

@@ -56,15 +56,21 @@ struct DurabilityOptions {
   // faster as recovery goes (ParallelReplay::Options::adaptive); false puts every tick with
   // enough commands on the pool (to measure the pool itself).
   bool adaptive_replay = true;
-  // If set, Open runs the replay check (ReplayCheck) after recovering, before it opens the
-  // writers: it must make a World of this directory's map and configuration, in its initial
-  // state, which the check restores the older backup into. Read only; it costs a second world,
-  // the older backup's read, the log after it read again, and the ticks between the two backups
-  // replayed serially.
+  // If set, Open runs the replay check (ReplayCheck) while or after recovering, before it opens
+  // the writers: it must make a World of this directory's map and configuration, in its initial
+  // state, which the check restores the older backup into. It may be called on a thread of its
+  // own while recovery runs (check_beside_min_span_ms), so it must not touch the world being
+  // recovered. Read only; it costs a second world, the older backup's read, the log after it
+  // read again, and the ticks between the two backups replayed serially.
   std::function<core::Status(std::unique_ptr<game::World>*)> make_check_world;
   // With make_check_world: a check that differs makes Open fail (Corruption) before the writers
   // open, so nothing is appended to a directory this binary does not replay faithfully.
   bool refuse_differing_replay = false;
+  // With make_check_world and replay_threads > 1: a check that replays at least this much game
+  // (its two backups' ticks apart, times the world's tick) runs on one of the replay threads,
+  // beside recovery, which replays on the others; a shorter one runs after recovery, which then
+  // has them all (Open says why). Tests set 0 to run every check beside recovery.
+  double check_beside_min_span_ms = 1000;
 };
 
 // What start-up recovery did.

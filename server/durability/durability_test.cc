@@ -382,8 +382,12 @@ TEST_CASE("the replay check replays the older backup to the recovered one") {
   for (recovery::Algorithm a : {recovery::Algorithm::kCou, recovery::Algorithm::kNaive,
                                 recovery::Algorithm::kPingPong}) {
     INFO(recovery::AlgorithmName(a));
+    // Reopened as the server does with --replay-threads 2, and every check that can runs beside
+    // recovery (the test's backups are a few ticks apart, under the default span).
     auto reopen = [&](recovery::Env* env, WorldRecoveryReport* r) {
-      const DurabilityOptions o = CheckOptions(env, a, scratch);
+      DurabilityOptions o = CheckOptions(env, a, scratch);
+      o.replay_threads = 2;
+      o.check_beside_min_span_ms = 0;
       auto back = Arena();
       std::unique_ptr<Durability> d;
       REQUIRE(Durability::Open(o, back.world.get(), r, &d).ok());  // never fatal
@@ -404,6 +408,44 @@ TEST_CASE("the replay check replays the older backup to the recovered one") {
       CHECK(c.backup_hash == live.at(c.to_tick));
       CHECK(c.replayed_hash == c.backup_hash);
       CHECK(std::string(ReplayCheckName(c.outcome)) == "match");
+      CHECK(c.beside_recovery);  // it ran on its own thread while recovery ran
+      CHECK(r.replay_threads == 1);  // on the other one
+
+      // With the default span the same short check runs after recovery, which keeps both threads.
+      DurabilityOptions o = CheckOptions(&env, a, scratch);
+      o.replay_threads = 2;
+      auto back = Arena();
+      std::unique_ptr<Durability> d;
+      WorldRecoveryReport after;
+      REQUIRE(Durability::Open(o, back.world.get(), &after, &d).ok());
+      REQUIRE(d->Close().ok());
+      CHECK(after.replay_check.outcome == ReplayCheck::Outcome::kMatch);
+      CHECK_FALSE(after.replay_check.beside_recovery);
+      CHECK(after.replay_threads == 2);
+    }
+    {  // the newer backup's image does not verify: recovery loads the older one, so the check
+       // that ran beside recovery (towards the newer one's tick) is dropped and it runs again
+       // after recovery, against the backup loaded, which has no older one
+      recovery::FaultEnv env;
+      const auto live = RecordWithCheckpoints(&env, a);
+      const BackupsOnDisk b = ReadBackups(&env);
+      std::unique_ptr<recovery::File> f;
+      REQUIRE(env.Open(std::string(kDir) + "/" + bf::BackupFileName(b.newer),
+                       recovery::OpenMode::kReadWrite, &f).ok());
+      std::string byte;
+      REQUIRE(f->Read(bf::kHeaderRegion + 300, 1, &byte).ok());
+      byte[0] = static_cast<char>(byte[0] ^ 0x01);
+      REQUIRE(f->PWrite(bf::kHeaderRegion + 300, byte).ok());
+      WorldRecoveryReport r;
+      reopen(&env, &r);
+      CHECK(r.state_hash == live.at(30));  // the older backup and the log after it
+      CHECK(r.checkpoint_tick == b.older_tick);
+      const ReplayCheck& c = r.replay_check;
+      INFO(c.detail);
+      CHECK(c.outcome == ReplayCheck::Outcome::kNotRun);
+      CHECK_FALSE(c.beside_recovery);
+      CHECK(c.to_tick == b.older_tick);
+      CHECK(c.detail == "no other backup older than tick " + std::to_string(b.older_tick));
     }
     {  // a newer backup that verifies but is not what the log replays to: differs
       recovery::FaultEnv env;

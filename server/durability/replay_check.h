@@ -30,6 +30,11 @@ struct ReplayCheck {
   uint64_t replayed_hash = 0;  // World::StateHash of the older backup replayed to T2
   uint64_t backup_hash = 0;    // of the newer backup as loaded
   double duration_ms = 0;      // the whole check
+  // It ran on one of the replay threads while recovery replayed on the others (Durability::Open:
+  // a check of DurabilityOptions::check_beside_min_span_ms or more), so duration_ms overlaps
+  // recovery's time rather than adding to it; false if it ran after recovery: a shorter check, a
+  // single replay thread, or recovery did not load the backup it tried first.
+  bool beside_recovery = false;
 };
 // "off", "not_run", "match", "differs".
 const char* ReplayCheckName(ReplayCheck::Outcome outcome);

@@ -74,8 +74,9 @@ void Server::LogReplayCheck() const {
       break;
     case durability::ReplayCheck::Outcome::kMatch:
       spdlog::info("recovery check: the log replays the older backup (tick {}) to the recovered one "
-                   "(tick {}), state hash {:016x}, in {:.1f} ms",
-                   c.from_tick, c.to_tick, c.backup_hash, c.duration_ms);
+                   "(tick {}), state hash {:016x}, in {:.1f} ms{}",
+                   c.from_tick, c.to_tick, c.backup_hash, c.duration_ms,
+                   c.beside_recovery ? " beside recovery" : " after recovery");
       break;
     case durability::ReplayCheck::Outcome::kDiffers:
       spdlog::error("recovery check FAILED: the log does not replay the older backup (tick {}) to the "

@@ -161,7 +161,8 @@ cxxopts::Options MakeOptions() {
                "recovered and listening, Health every --agones-health-ms, Shutdown after a clean --duration end")
     ("agones-health-ms", "Agones Health ping interval", cxxopts::value<int>()->default_value("2000"))
     ("replay-threads", "Threads that replay the log at start-up (1..64; default: hardware cores): "
-                       "each tick's commands of disjoint regions replay at once, with the same result as 1",
+                       "each tick's commands of disjoint regions replay at once, with the same result as 1; "
+                       "a recovery check of 1 s of game or more takes one of them",
      cxxopts::value<int>())
     ("recovery-check", "on: after recovering, replay the log from the older backup to the newer one "
                        "and compare their state hashes (is this build replaying the game the writing "

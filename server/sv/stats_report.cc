@@ -94,6 +94,7 @@ void DurabilityJson(const DurabilityReport& d, std::string* j) {
         ", \"from_tick\": " + Num(r.replay_check.from_tick) +
         ", \"to_tick\": " + Num(r.replay_check.to_tick) +
         ", \"duration_ms\": " + Num(r.replay_check.duration_ms) +
+        ", \"beside_recovery\": " + (r.replay_check.beside_recovery ? "true" : "false") +
         ", \"fallback_damaged\": " + (r.replay_check.fallback_damaged ? "true" : "false") +
         ", \"detail\": " + JsonString(r.replay_check.detail) + "}},\n";
   const recovery::CheckpointStats& c = d.stats.checkpoint;

@@ -62,7 +62,10 @@ core::Status StartProcess(recovery::FaultEnv* env, const RunConfig& rc, Process*
   o.sync_mode = rc.mode;
   o.checkpoint_interval_ms = rc.checkpoint_interval_ms;
   o.async_flush_ms = 2;
-  o.replay_threads = 2;
+  // Three, and every replay check beside recovery: the check on one thread while recovery
+  // replays on a pool of the other two.
+  o.replay_threads = 3;
+  o.check_beside_min_span_ms = 0;
   o.segment_bytes = 64 << 10;  // several segments, so recovery crosses and deletion runs
   o.make_check_world = [p, config](std::unique_ptr<game::World>* out) {  // the replay check
     return game::World::Create(p->world.map, *p->world.collision, config, out);
@@ -168,7 +171,7 @@ void CrashAndRecoverCycles(const RunConfig& rc) {
   REQUIRE(StartProcess(&env, rc, &proc).ok());
   REQUIRE_FALSE(proc.report.found_state);
   std::vector<std::string> errors;
-  int checks_matched = 0;
+  int checks_matched = 0, checks_beside = 0;
   for (int cycle = 0; cycle < 2; ++cycle) {
     INFO("cycle " << cycle);
     const int frames = 24 + static_cast<int>(rng() % 16);
@@ -240,6 +243,7 @@ void CrashAndRecoverCycles(const RunConfig& rc) {
     if (c.outcome == ReplayCheck::Outcome::kMatch) {
       ++checks_matched;
       CHECK(c.backup_hash == game.live_hash(c.to_tick));
+      checks_beside += c.beside_recovery ? 1 : 0;
     }
   }
   // With one checkpoint per process, committed before the crash, the second process's goes to
@@ -247,6 +251,8 @@ void CrashAndRecoverCycles(const RunConfig& rc) {
   // whatever the timing. (Back to back, a crash may catch a checkpoint writing into the older
   // file; in async mode a backup may be newer than the synced log. Both give not_run.)
   if (rc.checkpoint_interval_ms > 0) CHECK(checks_matched >= 1);
+  // A match needs two backups, so recovery loaded the one it tried first: the check ran beside it.
+  CHECK(checks_beside == checks_matched);
   // The run goes on after the last recovery.
   for (int f = 0; f < 5; ++f) REQUIRE(game.Frame(&proc, &errors).ok());
   REQUIRE(errors.empty());
