@@ -22,14 +22,14 @@ EntityId World::LeastRecentlySeenRecord() const {
 void World::RebuildRecordIndex() {
   record_by_name_.clear();
   record_by_stamp_.clear();
-  free_records_.clear();
+  free_records_.Reset(first_record_, object_count_);
   for (EntityId id = first_record_; id < object_count_; ++id) {
     const Edict& e = objects_[id].edict;
     if (e.kind == EntityKind::kRecord) {
       record_by_name_[e.name] = id;
       record_by_stamp_[e.seen_stamp] = id;
     } else {
-      free_records_.insert(free_records_.end(), id);
+      free_records_.Insert(id);
     }
   }
 }
@@ -53,7 +53,7 @@ core::Status World::Leave(EntityId player) {
   if (free_records_.empty()) {
     return core::Status::Refused("leave: the record store is full (evict a record first)");
   }
-  const EntityId record = *free_records_.begin();
+  const EntityId record = free_records_.Lowest();
   UnlinkEdict(player);
   FreeRocketSlots(player);  // its rockets and explosions go with it
   const uint64_t stamp = ++MutGlobals().leave_stamp;
@@ -65,7 +65,7 @@ core::Status World::Leave(EntityId player) {
   r.last_slot = player;
   Edict& e = Mut(player);
   std::memset(static_cast<void*>(&e), 0, sizeof e);
-  free_records_.erase(free_records_.begin());
+  free_records_.Erase(record);
   record_by_name_[r.name] = record;
   record_by_stamp_[stamp] = record;
   return core::Status::OK();
@@ -85,7 +85,7 @@ void World::ResumeRecord(EntityId record, EntityId player) {
   e.flags |= kFlagConnected;
   Edict& freed = Mut(record);
   std::memset(static_cast<void*>(&freed), 0, sizeof freed);
-  free_records_.insert(record);
+  free_records_.Insert(record);
   if (e.flags & kFlagDead) {
     SpawnPlayer(player);
   } else {
@@ -106,7 +106,7 @@ core::Status World::EvictRecord(EntityId record) {
   record_by_stamp_.erase(r.seen_stamp);
   Edict& freed = Mut(record);
   std::memset(static_cast<void*>(&freed), 0, sizeof freed);
-  free_records_.insert(record);
+  free_records_.Insert(record);
   ++MutGlobals().records_evicted;
   return core::Status::OK();
 }

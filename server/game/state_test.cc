@@ -7,6 +7,7 @@
 #include <set>
 
 #include "server/game/cmd_script.h"
+#include "server/game/free_ids.h"
 #include "server/game/game_constants.h"
 #include "server/game/game_test_util.h"
 
@@ -274,6 +275,29 @@ TEST_CASE("save and load give the same hash and the same future") {
   bad[0] ^= 1;
   CHECK(!t2.world->LoadState(bad).ok());
   CHECK(t2.world->StateHash() == t1.world->StateHash());  // unchanged on error
+}
+
+TEST_CASE("FreeIds gives the lowest free id of its range, across words and after erases") {
+  FreeIds ids;
+  ids.Reset(100, 300);  // 200 ids: four words, the last one partly used
+  CHECK(ids.empty());
+  for (int id : {299, 164, 163, 100, 227}) ids.Insert(id);
+  CHECK(ids.size() == 5);
+  CHECK(ids.Lowest() == 100);
+  ids.Erase(100);
+  CHECK(ids.Lowest() == 163);
+  ids.Erase(163);
+  ids.Erase(164);
+  CHECK(ids.Lowest() == 227);
+  ids.Erase(227);
+  CHECK(ids.Lowest() == 299);
+  ids.Insert(101);
+  CHECK(ids.Lowest() == 101);
+  ids.Erase(101);
+  ids.Erase(299);
+  CHECK(ids.empty());
+  ids.Reset(5, 5);  // an empty range
+  CHECK(ids.empty());
 }
 
 }  // namespace

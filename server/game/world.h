@@ -37,7 +37,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -49,6 +48,7 @@
 #include "server/collision/collision_world.h"
 #include "server/core/status.h"
 #include "server/game/entity.h"
+#include "server/game/free_ids.h"
 #include "server/game/move_clip.h"
 #include "server/game/region.h"
 #include "server/game/user_cmd.h"
@@ -309,7 +309,7 @@ class World {
   // Derived from the record store (rebuilt by RelinkAll, kept in step by Leave/Join/EvictRecord).
   std::unordered_map<std::string, EntityId> record_by_name_;
   std::map<uint64_t, EntityId> record_by_stamp_;  // LRU order: oldest leave first
-  std::set<EntityId> free_records_;               // lowest free first
+  FreeIds free_records_;                          // lowest free first
 };
 
 }  // namespace game
