@@ -175,7 +175,7 @@ CheckRun ReplayOlderBackupTo(const DurabilityOptions& options, uint64_t to_tick)
     return end_early(kNotRun, "the log holds ticks only up to " + std::to_string(applied_to) +
                                   ", before the recovered backup's tick " + std::to_string(c.to_tick));
   }
-  c.replayed_hash = world->StateHash();
+  c.replayed_hash = report.state_hash;  // RecoverWorld hashed the world after the last tick
   c.duration_ms = core::MsSince(t0);
   run.replayed = true;
   return run;
