@@ -40,7 +40,7 @@ core::Status Load(FaultEnv* env, const std::string& file, uint64_t count, uint32
                   std::string* image, bf::Header* h) {
   env->PutFile("/db/backup-0.ckpt", file);
   image->assign(count * size, '\0');
-  return bf::LoadBackup(env, "/db/backup-0.ckpt", count, size, count == 0 ? nullptr : image->data(), h);
+  return bf::LoadBackup(env, "/db/backup-0.ckpt", count, size, image->data(), h);
 }
 
 }  // namespace

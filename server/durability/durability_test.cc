@@ -290,6 +290,19 @@ void RewriteBackupWithOtherState(recovery::Env* env, int index) {
   REQUIRE(f->Sync().ok());
 }
 
+// Flips one bit of backup `index`'s image, checksums left as they were: its header verifies, its
+// image does not (a checkpoint caught mid-write into the file looks the same).
+void DamageBackupImage(recovery::Env* env, int index) {
+  namespace bf = recovery::backup_format;
+  std::unique_ptr<recovery::File> f;
+  REQUIRE(env->Open(std::string(kDir) + "/" + bf::BackupFileName(index),
+                    recovery::OpenMode::kReadWrite, &f).ok());
+  std::string byte;
+  REQUIRE(f->Read(bf::kHeaderRegion + 300, 1, &byte).ok());
+  byte[0] = static_cast<char>(byte[0] ^ 0x01);
+  REQUIRE(f->PWrite(bf::kHeaderRegion + 300, byte).ok());
+}
+
 // Flips one bit in the payload of the logged record of `tick` (checksums left as they were). The
 // records are found by the reader's own walk (recovery::ParseSegment).
 void FlipPayloadBitOfTick(recovery::Env* env, uint64_t tick) {
@@ -382,12 +395,12 @@ TEST_CASE("the replay check replays the older backup to the recovered one") {
   for (recovery::Algorithm a : {recovery::Algorithm::kCou, recovery::Algorithm::kNaive,
                                 recovery::Algorithm::kPingPong}) {
     INFO(recovery::AlgorithmName(a));
-    // Reopened as the server does with --replay-threads 2, and every check that can runs beside
-    // recovery (the test's backups are a few ticks apart, under the default span).
-    auto reopen = [&](recovery::Env* env, WorldRecoveryReport* r) {
+    // Reopened as the server does with --replay-threads 2; by default every check that can runs
+    // beside recovery (the test's backups are a few ticks apart, under the options' default span).
+    auto reopen = [&](recovery::Env* env, WorldRecoveryReport* r, double beside_min_span_ms = 0) {
       DurabilityOptions o = CheckOptions(env, a, scratch);
       o.replay_threads = 2;
-      o.check_beside_min_span_ms = 0;
+      o.check_beside_min_span_ms = beside_min_span_ms;
       auto back = Arena();
       std::unique_ptr<Durability> d;
       REQUIRE(Durability::Open(o, back.world.get(), r, &d).ok());  // never fatal
@@ -412,13 +425,8 @@ TEST_CASE("the replay check replays the older backup to the recovered one") {
       CHECK(r.replay_threads == 1);  // on the other one
 
       // With the default span the same short check runs after recovery, which keeps both threads.
-      DurabilityOptions o = CheckOptions(&env, a, scratch);
-      o.replay_threads = 2;
-      auto back = Arena();
-      std::unique_ptr<Durability> d;
       WorldRecoveryReport after;
-      REQUIRE(Durability::Open(o, back.world.get(), &after, &d).ok());
-      REQUIRE(d->Close().ok());
+      reopen(&env, &after, DurabilityOptions{}.check_beside_min_span_ms);
       CHECK(after.replay_check.outcome == ReplayCheck::Outcome::kMatch);
       CHECK_FALSE(after.replay_check.beside_recovery);
       CHECK(after.replay_threads == 2);
@@ -429,13 +437,7 @@ TEST_CASE("the replay check replays the older backup to the recovered one") {
       recovery::FaultEnv env;
       const auto live = RecordWithCheckpoints(&env, a);
       const BackupsOnDisk b = ReadBackups(&env);
-      std::unique_ptr<recovery::File> f;
-      REQUIRE(env.Open(std::string(kDir) + "/" + bf::BackupFileName(b.newer),
-                       recovery::OpenMode::kReadWrite, &f).ok());
-      std::string byte;
-      REQUIRE(f->Read(bf::kHeaderRegion + 300, 1, &byte).ok());
-      byte[0] = static_cast<char>(byte[0] ^ 0x01);
-      REQUIRE(f->PWrite(bf::kHeaderRegion + 300, byte).ok());
+      DamageBackupImage(&env, b.newer);
       WorldRecoveryReport r;
       reopen(&env, &r);
       CHECK(r.state_hash == live.at(30));  // the older backup and the log after it
@@ -478,13 +480,7 @@ TEST_CASE("the replay check replays the older backup to the recovered one") {
       recovery::FaultEnv env;
       RecordWithCheckpoints(&env, a);
       const int older = 1 - ReadBackups(&env).newer;
-      std::unique_ptr<recovery::File> f;
-      REQUIRE(env.Open(std::string(kDir) + "/" + bf::BackupFileName(older),
-                       recovery::OpenMode::kReadWrite, &f).ok());
-      std::string byte;
-      REQUIRE(f->Read(bf::kHeaderRegion + 300, 1, &byte).ok());
-      byte[0] = static_cast<char>(byte[0] ^ 0x01);
-      REQUIRE(f->PWrite(bf::kHeaderRegion + 300, byte).ok());
+      DamageBackupImage(&env, older);
       WorldRecoveryReport r;
       reopen(&env, &r);
       CHECK(r.replay_check.outcome == ReplayCheck::Outcome::kNotRun);
