@@ -123,15 +123,15 @@ bool FirstBackupTick(recovery::Env* env, const std::string& dir, uint64_t* tick)
   return found;
 }
 
-// The replay check (replay_check.h) up to its comparison, read only: the older backup restored
-// into a world of its own and the logged ticks up to `to_tick` applied serially. It needs of
-// recovery only the tick of the backup it loads, so Open runs it beside recovery.
+// The replay check (replay_check.h) up to its comparison, read only: the backup of `from_tick`
+// restored into a world of its own and the logged ticks up to `to_tick` applied serially. It needs
+// of recovery only the tick of the backup it loads, so Open can run it beside recovery.
 struct CheckRun {
   ReplayCheck check;     // outcome and detail set if it ended early (not_run, or a tick refused)
   bool replayed = false;  // else: check.replayed_hash is the state after to_tick
 };
 
-CheckRun ReplayOlderBackupTo(const DurabilityOptions& options, uint64_t to_tick) {
+CheckRun ReplayBackupTo(const DurabilityOptions& options, uint64_t from_tick, uint64_t to_tick) {
   CheckRun run;
   ReplayCheck& c = run.check;
   const Clock::time_point t0 = Clock::now();
@@ -142,10 +142,8 @@ CheckRun ReplayOlderBackupTo(const DurabilityOptions& options, uint64_t to_tick)
     return run;
   };
   constexpr ReplayCheck::Outcome kNotRun = ReplayCheck::Outcome::kNotRun;
+  c.from_tick = from_tick;
   c.to_tick = to_tick;
-  if (!OlderBackupTick(options.env, options.data_dir, c.to_tick, &c.from_tick)) {
-    return end_early(kNotRun, "no other backup older than tick " + std::to_string(c.to_tick));
-  }
   std::unique_ptr<game::World> world;
   core::Status s = options.make_check_world(&world);
   if (!s.ok()) return end_early(kNotRun, "no world to replay into: " + s.ToString());
@@ -198,15 +196,21 @@ ReplayCheck CompareReplay(CheckRun run, const WorldRecoveryReport& recovered) {
   return c;
 }
 
-// The whole check after recovery, for when it could not run beside it.
+// The whole check after recovery, for when it did not run beside it.
 ReplayCheck CheckReplay(const DurabilityOptions& options, const WorldRecoveryReport& recovered) {
+  ReplayCheck c;
+  c.outcome = ReplayCheck::Outcome::kNotRun;
   if (!recovered.from_checkpoint) {
-    ReplayCheck c;
-    c.outcome = ReplayCheck::Outcome::kNotRun;
     c.detail = "no backup was loaded";
     return c;
   }
-  return CompareReplay(ReplayOlderBackupTo(options, recovered.checkpoint_tick), recovered);
+  c.to_tick = recovered.checkpoint_tick;
+  c.backup_hash = recovered.checkpoint_state_hash;
+  if (!OlderBackupTick(options.env, options.data_dir, c.to_tick, &c.from_tick)) {
+    c.detail = "no other backup older than tick " + std::to_string(c.to_tick);
+    return c;
+  }
+  return CompareReplay(ReplayBackupTo(options, c.from_tick, c.to_tick), recovered);
 }
 
 }  // namespace
@@ -258,8 +262,8 @@ core::Status Durability::Open(const DurabilityOptions& options, game::World* wor
       static_cast<double>(beside_tick - older_tick) * world->tick_ms() >=
           options.check_beside_min_span_ms) {
     recovery_options.replay_threads = options.replay_threads - 1;
-    checker = std::jthread([&options, &beside, beside_tick] {
-      beside = ReplayOlderBackupTo(options, beside_tick);
+    checker = std::jthread([&options, &beside, older_tick, beside_tick] {
+      beside = ReplayBackupTo(options, older_tick, beside_tick);
     });
   }
   s = RecoverWithReplayThreads(recovery_options, /*repair_tail=*/true,
