@@ -60,17 +60,17 @@ def run_once(path, args):
                        f"{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
 
 
-def summarize(title, rounds, labels):
-    """rounds: list of {label: row}. Prints medians and per-round ratios to labels[0]."""
+def summarize(title, rounds, labels, key="replay_ms"):
+    """rounds: list of {label: row}. Prints row[key]'s medians and per-round ratios to labels[0]."""
     print(f"-- {title}: {len(rounds)} rounds")
     if not rounds:
         return
     base = labels[0]
     for label in labels:
-        times = [r[label]["replay_ms"] for r in rounds]
-        line = f"{label:16s} replay_ms median {statistics.median(times):9.1f} [{min(times):.1f}..{max(times):.1f}]"
-        if label != base:
-            ratios = [r[label]["replay_ms"] / r[base]["replay_ms"] for r in rounds]
+        times = [r[label][key] for r in rounds]
+        line = f"{label:16s} {key} median {statistics.median(times):9.1f} [{min(times):.1f}..{max(times):.1f}]"
+        if label != base and all(r[base][key] > 0 for r in rounds):  # else no ratio (0 ticks replayed)
+            ratios = [r[label][key] / r[base][key] for r in rounds]
             faster = sum(x < 1 for x in ratios)
             line += (f"   {label}/{base} median {statistics.median(ratios):.3f} "
                      f"[{min(ratios):.2f}..{max(ratios):.2f}], faster in {faster} of {len(ratios)}")

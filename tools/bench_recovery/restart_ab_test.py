@@ -1,0 +1,45 @@
+#!/usr/bin/python3
+"""restart_ab.py against the real server: a directory written by a 1 s game, restarted by the same
+binary under two labels for 2 rounds. Every figure must be reported, from each of the 4 runs, and
+the tool must refuse a binary that is not there.
+
+  restart_ab_test.py BIN_DIR MAP
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def main():
+    bin_dir, map_path = sys.argv[1], sys.argv[2]
+    server = os.path.join(bin_dir, "aftershock-server")
+    tool = os.path.join(HERE, "restart_ab.py")
+    with tempfile.TemporaryDirectory(prefix="aftershock-restart-ab-test-") as tmp:
+        data = os.path.join(tmp, "data")
+        subprocess.run([server, "--data-dir", data, "--map", map_path, "--port", "0", "--duration", "1"],
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        out = subprocess.run([sys.executable, tool, "--data-dir", data, "--map", map_path, "--rounds", "2",
+                              f"a={server}", f"b={server}"], capture_output=True, text=True)
+        print(out.stdout, out.stderr)
+        assert out.returncode == 0, f"restart_ab.py exited {out.returncode}"
+        runs = re.findall(r"^round (\d) ([ab]): serving_ms ([\d.]+) total_ms ([\d.]+) restore_ms ([\d.]+) "
+                          r"check_ms ([\d.]+) check (\w+)", out.stdout, re.M)
+        assert sorted((r[0], r[1]) for r in runs) == [("1", "a"), ("1", "b"), ("2", "a"), ("2", "b")], runs
+        assert all(float(r[2]) > 0 and float(r[3]) > 0 for r in runs), runs  # timed, and recovered
+        for key in ("serving_ms", "total_ms", "restore_ms", "check_ms"):
+            assert re.search(rf"^b +{key} median .* b/a median", out.stdout, re.M), key
+        assert "every run recovered state" in out.stdout
+        missing = subprocess.run([sys.executable, tool, "--data-dir", data, "--map", map_path,
+                                  f"a={server}", f"b={os.path.join(tmp, 'no-such-server')}"],
+                                 capture_output=True, text=True)
+        assert missing.returncode == 2 and "is not an executable file" in missing.stderr, missing.stderr
+    print("restart_ab_test: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
