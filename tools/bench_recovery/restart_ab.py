@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 from compare import parse_binary, summarize
@@ -41,12 +42,25 @@ def run_once(path, args, scratch):
            "--stats-out", stats] + args.server_arg
     start = time.monotonic()
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    serving_ms, lines = None, []
-    for line in proc.stdout:
-        lines.append(line)
-        if serving_ms is None and "] serving " in line:
-            serving_ms = (time.monotonic() - start) * 1e3
-    status = proc.wait()
+    # A server that hangs (in recovery, or after --duration) is killed, which ends the read loop.
+    timed_out = threading.Event()
+    def kill():
+        timed_out.set()
+        proc.kill()
+    timer = threading.Timer(args.timeout_s, kill)
+    timer.start()
+    try:
+        serving_ms, lines = None, []
+        for line in proc.stdout:
+            lines.append(line)
+            if serving_ms is None and "] serving " in line:
+                serving_ms = (time.monotonic() - start) * 1e3
+        status = proc.wait()
+    finally:
+        timer.cancel()
+    if timed_out.is_set():
+        raise RuntimeError(f"{' '.join(cmd)} did not exit within {args.timeout_s:g} s (killed):\n"
+                           f"{''.join(lines[-20:])}")
     if status != 0 or serving_ms is None or not os.path.exists(stats):
         raise RuntimeError(f"{' '.join(cmd)} exited {status}"
                            f"{'' if serving_ms else ' without a serving line'}:\n{''.join(lines[-20:])}")
@@ -67,6 +81,8 @@ def main():
     p.add_argument("--rounds", type=int, default=8, help="rounds; each restarts every binary once (default 8)")
     p.add_argument("--server-arg", action="append", default=[],
                    help="one more argument for every server, e.g. --server-arg=--max-players=256 (repeatable)")
+    p.add_argument("--timeout-s", type=float, default=120,
+                   help="kill a server that has not exited this long after its start, and stop (default 120)")
     args = p.parse_args()
     labels = [label for label, _ in args.binaries]
     if len(args.binaries) < 2:
@@ -75,6 +91,8 @@ def main():
         p.error("the labels must differ")
     if args.rounds < 1:
         p.error("--rounds must be at least 1")
+    if not args.timeout_s > 0:
+        p.error("--timeout-s must be positive")
     if not os.path.isdir(args.data_dir):
         p.error(f"--data-dir {args.data_dir}: not a directory")
     if not os.path.isfile(args.map):

@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """restart_ab.py against the real server: a directory written by a 1 s game, restarted by the same
-binary under two labels for 2 rounds. Every figure must be reported, from each of the 4 runs, and
-the tool must refuse a binary that is not there.
+binary under two labels for 2 rounds. Every figure must be reported, from each of the 4 runs; the
+tool must refuse a binary that is not there, and stop with an error when a server outlives
+--timeout-s (a server told to serve for 60 s, against a timeout of 2 s).
 
   restart_ab_test.py BIN_DIR MAP
 """
@@ -37,6 +38,10 @@ def main():
                                   f"a={server}", f"b={os.path.join(tmp, 'no-such-server')}"],
                                  capture_output=True, text=True)
         assert missing.returncode == 2 and "is not an executable file" in missing.stderr, missing.stderr
+        hung = subprocess.run([sys.executable, tool, "--data-dir", data, "--map", map_path, "--rounds", "1",
+                               "--timeout-s", "2", "--server-arg=--duration=60", f"a={server}", f"b={server}"],
+                              capture_output=True, text=True, timeout=60)
+        assert hung.returncode == 1 and "did not exit within 2 s (killed)" in hung.stderr, hung.stderr
     print("restart_ab_test: ok")
     return 0
 
