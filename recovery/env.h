@@ -40,6 +40,8 @@ enum class OpenMode {
 class Env {
  public:
   virtual ~Env() = default;
+  // Opens (or creates) a regular file. Anything else at `path` (a directory, a pipe, a device) is
+  // IoError "not a regular file", returned at once: opening never waits for a pipe's writer.
   virtual core::Status Open(const std::string& path, OpenMode mode,
                             std::unique_ptr<File>* file) = 0;
   virtual core::Status Rename(const std::string& from, const std::string& to) = 0;

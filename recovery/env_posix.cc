@@ -20,6 +20,15 @@ core::Status ErrnoStatus(const char* op, const std::string& path, int err) {
   return core::Status::IoError(msg);
 }
 
+// What a non-regular file is, for an error message.
+std::string KindOf(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a pipe";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a file";
+}
+
 class PosixFile final : public File {
  public:
   PosixFile(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
@@ -91,8 +100,21 @@ class PosixEnv final : public Env {
       case OpenMode::kCreate: flags |= O_RDWR | O_CREAT; break;
       case OpenMode::kCreateTrunc: flags |= O_RDWR | O_CREAT | O_TRUNC; break;
     }
-    int fd = ::open(path.c_str(), flags, 0644);
+    // Without blocking: opening a FIFO for reading would wait for a writer (a start-up that hangs
+    // and, in the server, ignores SIGTERM), and a device is no log or backup either. O_NONBLOCK
+    // changes nothing for a regular file, whose reads and writes never block on it.
+    int fd = ::open(path.c_str(), flags | O_NONBLOCK, 0644);
     if (fd < 0) return ErrnoStatus("open", path, errno);
+    struct stat st;
+    if (::fstat(fd, &st) != 0) {
+      const int err = errno;
+      ::close(fd);
+      return ErrnoStatus("fstat", path, err);
+    }
+    if (!S_ISREG(st.st_mode)) {
+      ::close(fd);
+      return core::Status::IoError("open " + path + ": not a regular file (" + KindOf(st.st_mode) + ")");
+    }
     *file = std::make_unique<PosixFile>(fd, path);
     return core::Status::OK();
   }

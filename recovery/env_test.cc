@@ -1,7 +1,13 @@
 // PosixEnv on a real temp directory, and FaultEnv's crash and fault-injection model.
 #include <catch2/catch.hpp>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
+#include <future>
 #include <string>
 
 #include "recovery/env.h"
@@ -55,6 +61,37 @@ void CheckBasicFileOps(Env* env, const std::string& dir) {
 TEST_CASE("PosixEnv performs real file operations", "[env]") {
   const std::string dir = MakeTempDir();
   CheckBasicFileOps(Env::Posix(), dir);
+  std::filesystem::remove_all(dir);
+}
+
+// A pipe, a directory or a device where a log, a backup or world.id should be is refused at once:
+// before, opening a pipe for reading waited for a writer, and the server's start-up hung there.
+TEST_CASE("PosixEnv refuses what is not a regular file, without waiting on a pipe", "[env]") {
+  const std::string dir = MakeTempDir();
+  const std::string fifo = JoinPath(dir, "log-000001.aslog");
+  REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
+  for (OpenMode mode : {OpenMode::kRead, OpenMode::kReadWrite, OpenMode::kCreate}) {
+    auto opened = std::async(std::launch::async, [&] {
+      std::unique_ptr<File> f;
+      return Env::Posix()->Open(fifo, mode, &f);
+    });
+    if (opened.wait_for(std::chrono::seconds(10)) != std::future_status::ready) {
+      const int writer = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK);  // lets the open return
+      opened.wait();
+      if (writer >= 0) ::close(writer);
+      FAIL("Env::Open blocked on a pipe");
+    }
+    const core::Status s = opened.get();
+    CHECK(s.code() == core::Status::Code::kIoError);
+    CHECK(s.message() == "open " + fifo + ": not a regular file (a pipe)");
+  }
+  std::unique_ptr<File> f;
+  core::Status s = Env::Posix()->Open(dir, OpenMode::kRead, &f);
+  CHECK(s.message() == "open " + dir + ": not a regular file (a directory)");
+  s = Env::Posix()->Open("/dev/null", OpenMode::kRead, &f);
+  CHECK(s.message() == "open /dev/null: not a regular file (a device)");
+  std::string text;
+  CHECK(ReadWholeFile(Env::Posix(), fifo, &text).code() == core::Status::Code::kIoError);
   std::filesystem::remove_all(dir);
 }
 
