@@ -6,6 +6,7 @@
 #include <cxxopts.hpp>
 #include <vector>
 
+#include "server/core/atomic_file.h"
 #include "server/core/int_range.h"
 #include "server/protocol/messages.h"
 #include "server/protocol/protocol_format.h"
@@ -156,6 +157,9 @@ ParseResult ParseBotOptions(int argc, const char* const* argv, BotOptions* out) 
     }
     o.identity_prefix = r["identity-prefix"].as<std::string>();
     o.out_path = r["out"].as<std::string>();
+    if (!o.out_path.empty()) {
+      if (core::Status s = core::CheckReplaceable(o.out_path); !s.ok()) return Error("--out " + s.message(), help);
+    }
     o.series_path = r["series"].as<std::string>();
     o.verify = r.count("verify") > 0;
     o.silence_ms = r["silence-ms"].as<int>();

@@ -74,6 +74,8 @@ TEST_CASE("bad flags are errors that name the problem and show the help") {
       {{"--identity-prefix", "bad\"quote"}, "--identity-prefix"},
       {{"--no-such-flag"}, "no-such-flag"},
       {{"stray"}, "stray"},
+      {{"--out", "/nonexistent-dir/bots.json"}, "--out /nonexistent-dir/bots.json: its directory"},
+      {{"--out", "/dev/null"}, "--out /dev/null exists and is not a regular file (a device)"},
   };
   for (const Case& c : cases) {
     BotOptions o;

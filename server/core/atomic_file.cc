@@ -19,9 +19,35 @@ Status Fail(const std::string& step, const std::string& tmp, int fd, int err) {
   return Status::IoError(step + " " + tmp + ": " + std::strerror(err));
 }
 
+const char* KindOf(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a pipe";
+  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a file";
+}
+
 }  // namespace
 
+Status CheckReplaceable(const std::string& path) {
+  if (path.empty()) return Status::InvalidArgument("empty file name");
+  const size_t slash = path.find_last_of('/');
+  if (slash == path.size() - 1) return Status::InvalidArgument(path + ": names a directory, not a file");
+  const std::string dir = slash == std::string::npos ? "." : (slash == 0 ? "/" : path.substr(0, slash));
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0) {
+    return Status::InvalidArgument(path + ": its directory " + dir + " cannot be used: " + std::strerror(errno));
+  }
+  if (!S_ISDIR(st.st_mode)) return Status::InvalidArgument(path + ": " + dir + " is not a directory");
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    return Status::InvalidArgument(path + " exists and is not a regular file (" + KindOf(st.st_mode) +
+                                   "): refusing to put a file in its place");
+  }
+  return Status::OK();
+}
+
 Status WriteFileAtomically(const std::string& path, const std::string& text) {
+  if (Status s = CheckReplaceable(path); !s.ok()) return s;
   // A name of its own (mkstemp), so that writers of the same path never share a temp file.
   std::string tmp = path + ".tmp.XXXXXX";  // mkostemp fills in the X's
   const int fd = ::mkostemp(tmp.data(), O_CLOEXEC);

@@ -1,7 +1,9 @@
 // WriteFileAtomically: the file holds the new text and no temp file is left; a failure names
-// its step and leaves the old file alone; writers of one path at once each leave a whole file.
+// its step and leaves the old file alone; writers of one path at once each leave a whole file;
+// nothing but a regular file is replaced (CheckReplaceable).
 #include <catch2/catch.hpp>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -35,9 +37,39 @@ TEST_CASE("WriteFileAtomically replaces the file and leaves no temp file", "[ato
   CHECK(std::distance(std::filesystem::directory_iterator(dir), {}) == 1);  // no temp file
 
   const core::Status bad = core::WriteFileAtomically((dir / "missing" / "x.json").string(), "x");
-  CHECK(bad.code() == core::Status::Code::kIoError);
-  CHECK(bad.message().find("open") != std::string::npos);
+  CHECK(bad.code() == core::Status::Code::kInvalidArgument);
+  CHECK(bad.message().find("missing cannot be used") != std::string::npos);
   CHECK(Slurp(path) == "new text");
+  std::filesystem::remove_all(dir);
+}
+
+// Run as root, a --stats-out naming a device replaced it: the rename put a JSON file where
+// /dev/full had been. Nothing but a regular file is replaced now (a pipe and a directory stand in
+// for the device here), and a tool can ask before it starts.
+TEST_CASE("WriteFileAtomically replaces only a regular file", "[atomic_file]") {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("as_atomic_kind_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir / "sub");
+  const std::string fifo = (dir / "pipe").string();
+  REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
+  core::Status s = core::WriteFileAtomically(fifo, "x");
+  CHECK(s.code() == core::Status::Code::kInvalidArgument);
+  CHECK(s.message() == fifo + " exists and is not a regular file (a pipe): refusing to put a file in its place");
+  CHECK(std::filesystem::is_fifo(fifo));
+  s = core::WriteFileAtomically((dir / "sub").string(), "x");
+  CHECK(s.message().find("(a directory)") != std::string::npos);
+  CHECK(std::filesystem::is_directory(dir / "sub"));
+  CHECK(std::distance(std::filesystem::directory_iterator(dir), {}) == 2);  // no temp file
+
+  CHECK(core::CheckReplaceable((dir / "new.json").string()).ok());  // absent: fine
+  REQUIRE(core::WriteFileAtomically((dir / "old.json").string(), "x").ok());
+  CHECK(core::CheckReplaceable((dir / "old.json").string()).ok());
+  CHECK(core::CheckReplaceable((dir / "old.json" / "x").string()).message().find("is not a directory") !=
+        std::string::npos);
+  CHECK(core::CheckReplaceable((dir / "sub").string() + "/").code() == core::Status::Code::kInvalidArgument);
+  CHECK(core::CheckReplaceable("").code() == core::Status::Code::kInvalidArgument);
+  CHECK(core::CheckReplaceable("/dev/null").message().find("(a device)") != std::string::npos);
   std::filesystem::remove_all(dir);
 }
 

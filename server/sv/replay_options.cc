@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "server/areanode/areanode_tree.h"
+#include "server/core/atomic_file.h"
 #include "server/core/int_range.h"
 
 namespace sv {
@@ -121,6 +122,11 @@ ParseResult ParseReplayOptions(int argc, const char* const* argv, ReplayOptions*
     o.from_tick = r["from-tick"].as<uint64_t>();
     if (r.count("to-tick")) o.to_tick = r["to-tick"].as<uint64_t>();
     o.stats_out = r["stats-out"].as<std::string>();
+    if (!o.stats_out.empty()) {
+      if (core::Status s = core::CheckReplaceable(o.stats_out); !s.ok()) {
+        return ReplayError("--stats-out " + s.message(), help);
+      }
+    }
     o.vis_cache_dir = r["vis-cache"].as<std::string>();
     o.log_level = r["log-level"].as<std::string>();
     static const std::vector<std::string> kLevels = {"trace", "debug", "info", "warn",

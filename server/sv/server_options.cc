@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "server/areanode/areanode_tree.h"
+#include "server/core/atomic_file.h"
 #include "server/core/int_range.h"
 #include "server/durability/parallel_replay.h"
 
@@ -294,6 +295,9 @@ ParseResult ParseServerOptions(int argc, const char* const* argv, ServerOptions*
     o.migrate_margin = r["migrate-margin"].as<float>();
     o.duration_s = r["duration"].as<double>();
     o.stats_out = r["stats-out"].as<std::string>();
+    if (!o.stats_out.empty()) {
+      if (core::Status s = core::CheckReplaceable(o.stats_out); !s.ok()) return Error("--stats-out " + s.message(), help);
+    }
     o.stats_interval_s = r["stats-interval"].as<double>();
     o.log_level = r["log-level"].as<std::string>();
     static const std::vector<std::string> kLevels = {"trace", "debug", "info", "warn",

@@ -355,6 +355,9 @@ TEST_CASE("replay refuses bad flags with a clear message") {
       {{"--locking", "global"}, "--data-dir is required"},
       {{"--data-dir", "d", "--threads", "many"}, "error:"},
       {{"--data-dir", "d", "stray"}, "unexpected argument"},
+      {{"--data-dir", "d", "--stats-out", "/nonexistent-dir/x.json"},
+       "--stats-out /nonexistent-dir/x.json: its directory /nonexistent-dir cannot be used"},
+      {{"--data-dir", "d", "--stats-out", "/tmp"}, "--stats-out /tmp exists and is not a regular file (a directory)"},
   };
   for (const Case& c : cases) {
     const sv::ParseResult r = parse(c.args);
@@ -433,6 +436,14 @@ TEST_CASE("replay of a damaged, foreign or missing directory is a clear error an
     const BinaryRun b = RunBinary({"--data-dir", dir, "--stats-out", dir + "/stats.json"});
     CHECK(b.exit_code == 2);
     CHECK(b.err.find("never writes") != std::string::npos);
+    CHECK(Listing(dir) == before);
+  }
+  SECTION("--vis-cache inside the data directory is refused") {
+    // Before, replay built the map's visibility and saved its cache there (and made sub/).
+    const auto before = Listing(dir);
+    const BinaryRun b = RunBinary({"--data-dir", dir, "--vis-cache", dir + "/sub"});
+    CHECK(b.exit_code == 2);
+    CHECK(b.err.find("--vis-cache " + dir + "/sub is inside the data dir") != std::string::npos);
     CHECK(Listing(dir) == before);
   }
   fs::remove(stats);

@@ -6,6 +6,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <thread>
@@ -101,6 +102,25 @@ TEST_CASE("bad --replay-threads values exit 2 with an error naming the flag and 
     const std::string text = ReadFile(err);
     CHECK_THAT(text, Catch::Contains("replay-threads"));
     if (bad != "many") CHECK_THAT(text, Catch::Contains("--replay-threads must be 1..64"));
+  }
+}
+
+// Before, the server started and logged an error at every write; and a --stats-out naming a
+// device (/dev/full, run as root) was replaced by a JSON file.
+TEST_CASE("a --stats-out that cannot take a file exits 2 before the server starts") {
+  const testing_util::ScratchDir scratch("aftershock_binary_test");
+  const std::string err = scratch.Path("server.err");
+  REQUIRE(std::filesystem::create_directory(scratch.Path("sub")));
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {scratch.Path("missing/stats.json"), "missing cannot be used"},
+      {scratch.Path("sub"), "not a regular file (a directory)"},
+      {"/dev/null", "--stats-out /dev/null exists and is not a regular file (a device)"},
+  };
+  for (const auto& [path, message] : cases) {
+    INFO("--stats-out " << path);
+    Subprocess server({AS_SERVER_BIN, "--stats-out", path, "--data-dir", ""}, "/dev/null", err);
+    CHECK(server.Wait(10) == 2);
+    CHECK_THAT(ReadFile(err), Catch::Contains(message));
   }
 }
 

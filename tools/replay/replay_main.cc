@@ -1,7 +1,8 @@
 // aftershock-replay: parses flags, loads the trace a server recorded in --data-dir (read only),
 // replays it through the server's frame phases (sv::Replay) and writes the stats JSON.
 // Exit code (as aftershock-server's): 0 replayed (whatever the hash), 2 bad flags, 1 the
-// directory or map was refused, 3 the replay diverged (a logged world part no longer applied).
+// directory or map was refused, 3 the replay diverged (a logged world part no longer applied),
+// 4 replayed but the --stats-out file could not be written.
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -13,6 +14,7 @@
 #include "server/core/atomic_file.h"
 #include "server/sv/replay.h"
 #include "server/sv/replay_options.h"
+#include "server/sv/server_options.h"
 #include "server/sv/stats_report.h"
 
 namespace {
@@ -47,6 +49,14 @@ int main(int argc, char** argv) {
                      options.stats_out, options.data_dir);
     return 2;
   }
+  // The PVS cache is written when the map's visibility is built: never into the data dir either.
+  if (const std::string vis = sv::ResolveVisCacheDir(options.vis_cache_dir, /*fallback=*/"");
+      !vis.empty() && InsideDir(vis + "/cache.pvs", options.data_dir)) {
+    spdlog::critical("--vis-cache {} is inside the data dir {}, which replay never writes (give "
+                     "another directory, or none to build the visibility without a cache)",
+                     vis, options.data_dir);
+    return 2;
+  }
 
   std::unique_ptr<sv::Replay> replay;
   core::Status s = sv::Replay::Create(options, &replay);
@@ -57,14 +67,19 @@ int main(int argc, char** argv) {
   }
   s = replay->Run();
   const sv::StatsReport report = replay->Report();
+  core::Status ws = core::Status::OK();
   if (!options.stats_out.empty()) {
-    const core::Status ws = core::WriteFileAtomically(options.stats_out, sv::ToJson(report));
-    if (!ws.ok()) spdlog::error("stats: {}", ws.ToString());
+    ws = core::WriteFileAtomically(options.stats_out, sv::ToJson(report));
+    if (!ws.ok()) spdlog::critical("stats: {}", ws.ToString());
   }
   if (!s.ok()) {
     spdlog::critical("replay stopped: {}", s.ToString());
     spdlog::shutdown();
     return 3;
+  }
+  if (!ws.ok()) {  // the range was replayed, but the figures asked for are not there
+    spdlog::shutdown();
+    return 4;
   }
   const sv::ReplayFigures& p = report.replay;
   spdlog::info("replayed ticks {}..{} ({} ticks, {} commands) on {} thread(s), {}: {:.2f} s, "
