@@ -153,8 +153,10 @@ core::Status Replay::LoadTrace() {
       &report);
   for (const std::string& note : report.notes) spdlog::info("data dir: {}", note);
   if (!s.ok()) {
+    // The log reader's errors already point at aftershock-inspect; the others get the pointer here.
+    const bool points = s.message().find("aftershock-inspect") != std::string::npos;
     const std::string what = "data dir " + options_.data_dir + ": " + s.message() +
-                             " (inspect it with aftershock-inspect " + options_.data_dir + ")";
+                             (points ? "" : " (inspect it with aftershock-inspect " + options_.data_dir + ")");
     return s.code() == core::Status::Code::kCorruption ? core::Status::Corruption(what)
            : s.code() == core::Status::Code::kIoError  ? core::Status::IoError(what)
                                                         : core::Status::InvalidArgument(what);

@@ -73,8 +73,8 @@ core::Status ValidateReplayOptions(const ReplayOptions& o) {
         "--locking sequential runs one thread: use --threads 1 or another scheme");
   }
   if (core::Status s = kReplayDepth.Check(o.areanode_depth); !s.ok()) return s;
-  if (!(o.interest_radius > 0)) {
-    return core::Status::InvalidArgument("--interest-radius must be positive");
+  if (!(o.interest_radius > 0) || !(o.interest_radius <= 65536)) {  // as the server's
+    return core::Status::InvalidArgument("--interest-radius must be in (0, 65536]");
   }
   if (core::Status s = ValidateLocalityFlags(o.rebalance_s, o.rebalance_threshold, o.migrate_margin);
       !s.ok()) {

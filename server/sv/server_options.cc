@@ -1,6 +1,8 @@
 // Command-line parsing for aftershock-server (cxxopts): flags, defaults, cross-field rules.
 #include "server/sv/server_options.h"
 
+#include <arpa/inet.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -227,6 +229,11 @@ core::Status ValidateOptions(const ServerOptions& o) {
   if (core::Status s = kTickHz.Check(o.tick_hz); !s.ok()) return s;
   if (static_cast<int>(o.port) + o.threads > 65535) {
     return core::Status::InvalidArgument("--port must leave room for one port per thread");
+  }
+  // Checked here, not only when the ports open: that is after recovery, which has opened the log.
+  if (in_addr a; !o.bind_address.empty() && inet_pton(AF_INET, o.bind_address.c_str(), &a) != 1) {
+    return core::Status::InvalidArgument("--bind must be an IPv4 address such as 0.0.0.0 or 127.0.0.1, not '" +
+                                         o.bind_address + "'");
   }
   if (!(o.duration_s >= 0) || !std::isfinite(o.duration_s)) {
     return core::Status::InvalidArgument("--duration must be >= 0");

@@ -352,6 +352,7 @@ TEST_CASE("replay refuses bad flags with a clear message") {
       {{"--data-dir", "d", "--assign", "locality", "--rebalance-s", "0"}, "--rebalance-s must be"},
       {{"--data-dir", "d", "--migrate-margin", "-1"}, "--migrate-margin must be"},
       {{"--data-dir", "d", "--order", "random"}, "--order must be free or log"},
+      {{"--data-dir", "d", "--interest-radius", "1e30"}, "--interest-radius must be in (0, 65536]"},
       {{"--locking", "global"}, "--data-dir is required"},
       {{"--data-dir", "d", "--threads", "many"}, "error:"},
       {{"--data-dir", "d", "stray"}, "unexpected argument"},
@@ -416,6 +417,7 @@ TEST_CASE("replay of a damaged, foreign or missing directory is a clear error an
     const BinaryRun b = RunBinary({"--data-dir", dir, "--stats-out", stats});
     CHECK(b.exit_code == 1);
     CHECK(b.err.find("aftershock-inspect") != std::string::npos);
+    CHECK(b.err.find("aftershock-inspect") == b.err.rfind("aftershock-inspect"));  // said once
     CHECK(b.err.find(fs::path(seg).filename().string()) != std::string::npos);
     CHECK(Listing(dir) == before);
     CHECK_FALSE(fs::exists(stats));

@@ -135,7 +135,7 @@ TEST_CASE("a bad --recovery-check value exits 2 with an error naming the flag") 
   }
 }
 
-TEST_CASE("bad --assign locality and --areanode-depth flags exit 2 with an error naming the flag") {
+TEST_CASE("bad --assign locality, --areanode-depth and --bind flags exit 2 with an error naming the flag") {
   const testing_util::ScratchDir scratch("aftershock_binary_test");
   const std::string err = scratch.Path("server.err");
   const std::vector<std::pair<std::vector<std::string>, std::string>> cases = {
@@ -147,6 +147,7 @@ TEST_CASE("bad --assign locality and --areanode-depth flags exit 2 with an error
       {{"--migrate-margin", "wide"}, "migrate-margin"},
       {{"--areanode-depth", "0"}, "--areanode-depth must be 1..12"},
       {{"--areanode-depth", "13"}, "--areanode-depth must be 1..12"},
+      {{"--bind", "abc"}, "--bind must be an IPv4 address such as 0.0.0.0 or 127.0.0.1, not 'abc'"},
   };
   for (const auto& [flags, message] : cases) {
     std::vector<std::string> argv = {AS_SERVER_BIN, "--data-dir", ""};
