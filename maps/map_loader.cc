@@ -6,6 +6,7 @@
 #include "maps/map_loader.h"
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <unordered_map>
@@ -364,6 +365,13 @@ core::Status ParseMap(std::string_view text, const std::string& name, Map* out) 
 core::Status LoadMap(const std::string& path, Map* out) {
   *out = Map{};
   out->path = path;
+  // Before opening: a directory "opens" and reports a huge size, and a pipe would block.
+  std::error_code ec;
+  const std::filesystem::file_status st = std::filesystem::status(path, ec);
+  if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
+    return core::Status::InvalidArgument(path + ": not a map file (" +
+                                         (std::filesystem::is_directory(st) ? "a directory" : "not a regular file") + ")");
+  }
   std::ifstream in(path, std::ios::binary);
   if (!in) return core::Status::IoError(path + ": cannot open map file");
   in.seekg(0, std::ios::end);

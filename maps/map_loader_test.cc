@@ -1,6 +1,8 @@
 // Tests for what the loader makes of a parsed map: brush contents, point entities, teleporters,
 // jump pads, degenerate brushes, and the real LibreQuake maps and our own generated maps.
 #include <catch2/catch.hpp>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <string>
@@ -344,6 +346,23 @@ TEST_CASE("our generated maps load and meet their minimums") {
     CHECK(map.bounds.Size().y >= 16384);
     CHECK(map.warnings.empty());
   }
+}
+
+// A directory given as --map "opened" and reported a size past 256 MiB; a pipe would block.
+TEST_CASE("LoadMap refuses a directory or a pipe by name, without opening it") {
+  Map map;
+  core::Status s = LoadMap("maps", &map);
+  CHECK(s.code() == core::Status::Code::kInvalidArgument);
+  CHECK(s.message() == "maps: not a map file (a directory)");
+  const std::string fifo = "/tmp/aftershock_map_loader_fifo_" + std::to_string(::getpid());
+  ::unlink(fifo.c_str());
+  REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
+  s = LoadMap(fifo, &map);
+  CHECK(s.message() == fifo + ": not a map file (not a regular file)");
+  ::unlink(fifo.c_str());
+  s = LoadMap("maps/no_such.map", &map);
+  CHECK(s.code() == core::Status::Code::kIoError);
+  CHECK(s.message() == "maps/no_such.map: cannot open map file");
 }
 
 }  // namespace
