@@ -452,6 +452,50 @@ TEST_CASE("replay of a damaged, foreign or missing directory is a clear error an
   fs::remove_all(dir);
 }
 
+// aftershock-inspect had no test of its own. It said "No damage found." (exit 0) for a directory
+// whose world.id was missing or garbage, which the server and replay then refused, and it ignored
+// a second argument.
+TEST_CASE("inspect reports a data directory's world.id, backups and log read-only, and refuses what "
+          "the server refuses") {
+  const std::string dir = RecordTrace();
+  auto inspect = [&](std::vector<std::string> args) {
+    const auto before = Listing(dir);
+    const BinaryRun b = RunBinary(args, AS_INSPECT_BIN);
+    CHECK(Listing(dir) == before);  // never writes
+    INFO(b.out << b.err);
+    return b;
+  };
+  BinaryRun b = inspect({dir});
+  CHECK(b.exit_code == 0);
+  CHECK(b.out.find("world.id           map ") != std::string::npos);
+  CHECK(b.out.find("backup-0.ckpt      valid") != std::string::npos);
+  CHECK(b.out.find("No damage found.") != std::string::npos);
+
+  b = inspect({dir, "/nonexistent"});
+  CHECK(b.exit_code == 2);
+  CHECK(b.err.find("one DIR only: unexpected argument '/nonexistent'") != std::string::npos);
+
+  {
+    std::ofstream(dir + "/world.id", std::ios::trunc) << "junk\n";
+  }
+  b = inspect({dir});
+  CHECK(b.exit_code == 1);
+  CHECK(b.out.find("world.id           DAMAGED") != std::string::npos);
+  CHECK(RunBinary({"--data-dir", dir}).exit_code == 1);  // as replay refuses it
+
+  fs::remove(dir + "/world.id");
+  b = inspect({dir});
+  CHECK(b.exit_code == 1);
+  CHECK(b.out.find("world.id           ABSENT") != std::string::npos);
+  CHECK(b.out.find("Damage found") != std::string::npos);
+
+  for (const auto& e : fs::directory_iterator(dir)) fs::remove_all(e.path());
+  b = inspect({dir});
+  CHECK(b.exit_code == 0);
+  CHECK(b.out.find("absent (nothing else either") != std::string::npos);
+  fs::remove_all(dir);
+}
+
 TEST_CASE("bench-recovery times a recorded trace at each thread count, read-only, with the host's "
           "arithmetic and memory speed and its ceiling beside each run") {
   const std::string dir = RecordTrace();

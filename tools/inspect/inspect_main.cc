@@ -1,6 +1,7 @@
-// aftershock-inspect DIR: reads a recovery directory without changing it and reports both
-// backups (tick, validity), every log segment (tick range, record count) and any damage with its
-// offset, then what recovery would do. Exit status: 0 clean, 1 damage found, 2 usage/IO error.
+// aftershock-inspect DIR: reads a recovery directory without changing it and reports its world
+// identity (world.id), both backups (tick, validity), every log segment (tick range, record
+// count) and any damage with its offset, then what recovery would do. Exit status: 0 clean,
+// 1 damage found (or a directory the server would refuse), 2 usage/IO error.
 #include <algorithm>
 #include <cxxopts.hpp>
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include "recovery/env.h"
 #include "recovery/log_format.h"
 #include "recovery/log_reader.h"
+#include "server/durability/world_identity.h"
 
 namespace {
 
@@ -57,6 +59,37 @@ int ReportBackups(recovery::Env* env, const std::string& dir, const std::vector<
     }
   }
   return damaged;
+}
+
+// Prints world.id; returns 1 if the server and aftershock-replay would refuse the directory for
+// it (unreadable or unparsable, or absent beside a log or backups), else 0.
+int ReportIdentity(recovery::Env* env, const std::string& dir, const std::vector<std::string>& names) {
+  std::printf("World identity:\n");
+  durability::WorldIdentity id;
+  const core::Status s = durability::ReadIdentity(env, dir, &id);
+  const char* name = durability::kIdentityFileName;
+  if (s.ok()) {
+    std::printf("  %-18s map %016llx  %u objects x %u bytes  %u players  tick %u ms  seed %llu\n", name,
+                static_cast<unsigned long long>(id.map_hash), id.object_count, id.object_size,
+                id.max_players, id.tick_ms, static_cast<unsigned long long>(id.seed));
+    return 0;
+  }
+  const bool absent = std::find(names.begin(), names.end(), name) == names.end();
+  const bool holds_state = std::any_of(names.begin(), names.end(), [](const std::string& n) {
+    uint64_t number;
+    return lf::ParseSegmentFileName(n, &number) || n == bf::BackupFileName(0) || n == bf::BackupFileName(1);
+  });
+  if (absent && !holds_state) {
+    std::printf("  %-18s absent (nothing else either: the server writes it at its first start)\n", name);
+    return 0;
+  }
+  if (absent) {
+    std::printf("  %-18s ABSENT   aftershock-server and aftershock-replay refuse a directory that holds a "
+                "log or backups without it (only aftershock-ckpt-bench writes such directories)\n", name);
+  } else {
+    std::printf("  %-18s DAMAGED  %s\n", name, s.ToString().c_str());
+  }
+  return 1;
 }
 
 struct LogSummary {
@@ -127,10 +160,14 @@ int main(int argc, char** argv) {
   try {
     auto result = opts.parse(argc, argv);
     if (result.count("help")) {
-      std::printf("%s\nExit status: 0 clean, 1 damage found, 2 usage or I/O error.\n", opts.help().c_str());
+      std::printf("%s\nExit status: 0 clean, 1 damage found (or world.id missing beside a log or backups: the\n"
+                  "server would refuse the directory), 2 usage or I/O error.\n", opts.help().c_str());
       return 0;
     }
     if (!result.count("dir")) throw cxxopts::exceptions::exception("missing DIR");
+    if (!result.unmatched().empty()) {
+      throw cxxopts::exceptions::exception("one DIR only: unexpected argument '" + result.unmatched()[0] + "'");
+    }
     dir = result["dir"].as<std::string>();
   } catch (const cxxopts::exceptions::exception& e) {
     std::fprintf(stderr, "aftershock-inspect: %s\n\n%s", e.what(), opts.help().c_str());
@@ -144,6 +181,7 @@ int main(int argc, char** argv) {
   }
   std::sort(names.begin(), names.end());
   std::printf("Recovery directory %s\n", dir.c_str());
+  const int bad_identity = ReportIdentity(env, dir, names);
   BackupState backups[2];
   const int bad_backups = ReportBackups(env, dir, names, backups);
   const LogSummary log = ReportLog(env, dir, names);
@@ -162,7 +200,7 @@ int main(int argc, char** argv) {
     std::printf(" and replay ticks %llu..%llu\n", static_cast<unsigned long long>(from + 1),
                 static_cast<unsigned long long>(log.last_tick));
   else std::printf(" and replay nothing\n");
-  const int damage = bad_backups + log.damaged;
+  const int damage = bad_identity + bad_backups + log.damaged;
   std::printf("%s\n", damage == 0 ? "No damage found." : "Damage found (see above).");
   return damage == 0 ? 0 : 1;
 }
