@@ -169,6 +169,11 @@ CheckRun ReplayBackupTo(const DurabilityOptions& options, uint64_t from_tick, ui
     return end_early(kNotRun, "the log after the older backup (tick " + std::to_string(c.from_tick) +
                                   ") does not verify: " + s.ToString());
   }
+  if (applied_to == c.from_tick && c.from_tick != c.to_tick) {
+    return end_early(kNotRun, "the log holds no tick after the older backup's tick " +
+                                  std::to_string(c.from_tick) + " (recovered backup: tick " +
+                                  std::to_string(c.to_tick) + ")");
+  }
   if (applied_to != c.to_tick) {
     return end_early(kNotRun, "the log holds ticks only up to " + std::to_string(applied_to) +
                                   ", before the recovered backup's tick " + std::to_string(c.to_tick));

@@ -507,6 +507,25 @@ TEST_CASE("the replay check replays the older backup to the recovered one") {
       CHECK(r.replay_check.fallback_damaged);
       CHECK(r.replay_check.detail.find("does not verify") != std::string::npos);
     }
+    {  // no log at all (its segments removed): recovery loads the newer backup; the check says
+       // that no tick follows the older one (it said "ticks only up to" the older one's tick)
+      recovery::FaultEnv env;
+      RecordWithCheckpoints(&env, a);
+      const BackupsOnDisk b = ReadBackups(&env);
+      REQUIRE(b.older_tick < b.newer_tick);
+      std::vector<std::string> names;
+      REQUIRE(env.ListDir(kDir, &names).ok());
+      for (const std::string& n : names) {
+        if (n.ends_with(".aslog")) REQUIRE(env.Unlink(std::string(kDir) + "/" + n).ok());
+      }
+      WorldRecoveryReport r;
+      reopen(&env, &r);
+      CHECK(r.checkpoint_tick == b.newer_tick);
+      CHECK(r.replay_check.outcome == ReplayCheck::Outcome::kNotRun);
+      CHECK(r.replay_check.detail == "the log holds no tick after the older backup's tick " +
+                                         std::to_string(b.older_tick) + " (recovered backup: tick " +
+                                         std::to_string(b.newer_tick) + ")");
+    }
     {  // one backup: not run
       recovery::FaultEnv env;
       RecordWithCheckpoints(&env, a);

@@ -81,8 +81,9 @@ core::Status ValidateReplayOptions(const ReplayOptions& o) {
     return s;
   }
   if (o.from_tick >= o.to_tick) {
-    return core::Status::InvalidArgument("--from-tick " + std::to_string(o.from_tick) +
-                                         " must be below --to-tick " + std::to_string(o.to_tick));
+    return core::Status::InvalidArgument(
+        "--from-tick " + std::to_string(o.from_tick) + " must be below " +
+        (o.to_tick == UINT64_MAX ? std::string("the log's last tick") : "--to-tick " + std::to_string(o.to_tick)));
   }
   return core::Status::OK();
 }
@@ -120,7 +121,11 @@ ParseResult ParseReplayOptions(int argc, const char* const* argv, ReplayOptions*
     o.areanode_depth = r.count("areanode-depth") ? r["areanode-depth"].as<int>() : DefaultAreanodeDepth(o.assign);
     o.interest_radius = r["interest-radius"].as<float>();
     o.from_tick = r["from-tick"].as<uint64_t>();
-    if (r.count("to-tick")) o.to_tick = r["to-tick"].as<uint64_t>();
+    if (r.count("to-tick")) {
+      o.to_tick = r["to-tick"].as<uint64_t>();
+      // UINT64_MAX means "the log's last" inside; no log reaches it, so it cannot be asked for.
+      if (o.to_tick == UINT64_MAX) return ReplayError("--to-tick must be below 18446744073709551615", help);
+    }
     o.stats_out = r["stats-out"].as<std::string>();
     if (!o.stats_out.empty()) {
       if (core::Status s = core::CheckReplaceable(o.stats_out); !s.ok()) {
