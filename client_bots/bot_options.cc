@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "server/core/atomic_file.h"
+#include "server/core/flag_error.h"
 #include "server/core/int_range.h"
 #include "server/protocol/messages.h"
 #include "server/protocol/protocol_format.h"
@@ -171,7 +172,7 @@ ParseResult ParseBotOptions(int argc, const char* const* argv, BotOptions* out) 
     *out = std::move(o);
     return {ParseOutcome::kRun, ""};
   } catch (const cxxopts::exceptions::exception& e) {
-    return Error(e.what(), help);
+    return Error(core::NameFlagOfBadValue(e.what(), argc, argv), help);
   }
 }
 

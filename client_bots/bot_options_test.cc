@@ -61,7 +61,7 @@ TEST_CASE("bad flags are errors that name the problem and show the help") {
   };
   const std::vector<Case> cases = {
       {{"--bots", "0"}, "--bots"},
-      {{"--bots", "many"}, "bots"},
+      {{"--bots", "many"}, "--bots: Argument \u2018many\u2019 failed to parse"},
       {{"--rate", "0"}, "--rate"},
       {{"--rate", "1000"}, "--rate"},
       {{"--duration", "0"}, "--duration"},

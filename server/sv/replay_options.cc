@@ -6,6 +6,7 @@
 
 #include "server/areanode/areanode_tree.h"
 #include "server/core/atomic_file.h"
+#include "server/core/flag_error.h"
 #include "server/core/int_range.h"
 
 namespace sv {
@@ -146,7 +147,7 @@ ParseResult ParseReplayOptions(int argc, const char* const* argv, ReplayOptions*
     *out = o;
     return {ParseOutcome::kRun, ""};
   } catch (const cxxopts::exceptions::exception& e) {
-    return ReplayError(e.what(), help);
+    return ReplayError(core::NameFlagOfBadValue(e.what(), argc, argv), help);
   }
 }
 

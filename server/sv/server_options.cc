@@ -13,6 +13,7 @@
 
 #include "server/areanode/areanode_tree.h"
 #include "server/core/atomic_file.h"
+#include "server/core/flag_error.h"
 #include "server/core/int_range.h"
 #include "server/durability/parallel_replay.h"
 
@@ -354,7 +355,7 @@ ParseResult ParseServerOptions(int argc, const char* const* argv, ServerOptions*
     *out = o;
     return {ParseOutcome::kRun, ""};
   } catch (const cxxopts::exceptions::exception& e) {
-    return Error(e.what(), help);
+    return Error(core::NameFlagOfBadValue(e.what(), argc, argv), help);
   }
 }
 

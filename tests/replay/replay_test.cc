@@ -356,7 +356,7 @@ TEST_CASE("replay refuses bad flags with a clear message") {
       {{"--data-dir", "d", "--order", "random"}, "--order must be free or log"},
       {{"--data-dir", "d", "--interest-radius", "1e30"}, "--interest-radius must be in (0, 65536]"},
       {{"--locking", "global"}, "--data-dir is required"},
-      {{"--data-dir", "d", "--threads", "many"}, "error:"},
+      {{"--data-dir", "d", "--threads", "many"}, "error: --threads: Argument \u2018many\u2019 failed to parse"},
       {{"--data-dir", "d", "stray"}, "unexpected argument"},
       {{"--data-dir", "d", "--stats-out", "/nonexistent-dir/x.json"},
        "--stats-out /nonexistent-dir/x.json: its directory /nonexistent-dir cannot be used"},

@@ -144,7 +144,7 @@ TEST_CASE("bad --assign locality, --areanode-depth and --bind flags exit 2 with 
       {{"--assign", "locality", "--rebalance-s", "0"}, "--rebalance-s must be in (0, 3600]"},
       {{"--rebalance-threshold", "-1"}, "--rebalance-threshold must be in [0, 100]"},
       {{"--migrate-margin", "-5"}, "--migrate-margin must be in [0, 65536]"},
-      {{"--migrate-margin", "wide"}, "migrate-margin"},
+      {{"--migrate-margin", "wide"}, "--migrate-margin: Argument \u2018wide\u2019 failed to parse"},
       {{"--areanode-depth", "0"}, "--areanode-depth must be 1..12"},
       {{"--areanode-depth", "13"}, "--areanode-depth must be 1..12"},
       {{"--bind", "abc"}, "--bind must be an IPv4 address such as 0.0.0.0 or 127.0.0.1, not 'abc'"},
