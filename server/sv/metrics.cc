@@ -9,6 +9,7 @@
 #include <httplib.h>
 
 #include "server/core/thread_name.h"
+#include "server/core/utf8.h"
 
 namespace sv {
 
@@ -68,8 +69,10 @@ class Writer {
   std::string out_;
 };
 
-// A label value in exposition syntax: backslash, double quote and newline escaped.
-std::string LabelValue(std::string_view v) {
+// A label value in exposition syntax: UTF-8 (core::ValidUtf8: Prometheus rejects the whole scrape
+// otherwise), backslash, double quote and newline escaped.
+std::string LabelValue(std::string_view raw) {
+  const std::string v = core::ValidUtf8(raw);
   std::string out;
   for (char c : v) {
     if (c == '\\') out += "\\\\";
@@ -271,8 +274,18 @@ core::Status MetricsServer::Start(const std::string& bind_address, uint16_t port
                                   const MetricsBoard* board, std::unique_ptr<MetricsServer>* out) {
   std::unique_ptr<MetricsServer> m(new MetricsServer());
   m->http_ = std::make_unique<httplib::Server>();
-  // One worker: a scrape is cheap, and the frame threads keep the cores.
-  m->http_->new_task_queue = [] { return new httplib::ThreadPool(1); };
+  // A worker serves one connection at a time, and most of that time it waits on the socket: with
+  // one worker, a second scraper's keep-alive connection, or any client that connected and sent
+  // nothing, held every scrape back for the whole keep-alive timeout (5 s). So: a few workers
+  // (idle ones cost no CPU; a scrape is cheap, and the frame threads keep the cores), one request
+  // per connection (a scraper comes every few seconds and gains nothing from keeping it), and a
+  // connection that sends nothing for 1 s, or stalls 2 s inside a request, is closed. A client
+  // that drips a header line a second still holds its worker: the endpoint is for the operator's
+  // network, as docs/operations.md says.
+  m->http_->new_task_queue = [] { return new httplib::ThreadPool(kMetricsWorkers); };
+  m->http_->set_keep_alive_max_count(1);
+  m->http_->set_keep_alive_timeout(1);
+  m->http_->set_read_timeout(2, 0);
   m->http_->Get("/metrics", [board](const httplib::Request&, httplib::Response& res) {
     const std::shared_ptr<const MetricsSnapshot> snapshot = board->Latest();
     if (snapshot == nullptr) {

@@ -8,14 +8,18 @@
 #include <string_view>
 #include <utility>
 
+#include "server/core/utf8.h"
+
 namespace sv {
 
 namespace {
 
 double Ratio(double num, double den) { return den > 0 ? num / den : 0.0; }
 
-// JSON string escaping for the few free-text fields (map path, names of modes).
-std::string JsonString(std::string_view s) {
+// JSON string escaping for the few free-text fields (map path, names of modes). A path's bytes
+// need not be UTF-8; JSON's must (core::ValidUtf8).
+std::string JsonString(std::string_view raw) {
+  const std::string s = core::ValidUtf8(raw);
   std::string out = "\"";
   for (char c : s) {
     switch (c) {

@@ -4,7 +4,13 @@
 // scraping fails the TSan run; the scrapes must see the counters the play and the log produced.
 #include <catch2/catch.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -12,6 +18,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include <httplib.h>
 #include <spdlog/spdlog.h>
@@ -91,6 +98,11 @@ TEST_CASE("the rendering is valid exposition text with counters, gauges and a hi
   CHECK(v.count("aftershock_log_sync_seconds_total") == 0);  // durability series only with it on
   CHECK(text.find("map=\"maps/a \\\"quoted\\\" map.map\"") != std::string::npos);
 
+  // A byte that is not UTF-8 in the map's file name made Prometheus reject the whole scrape.
+  s.report.info.map = "maps/caf\xff.map";
+  CHECK(sv::RenderPrometheus(s).find("map=\"maps/caf\xEF\xBF\xBD.map\"") != std::string::npos);
+  s.report.info.map = "maps/a \"quoted\" map.map";
+
   s.report.durability.enabled = true;
   s.report.durability.stats.log.syncs = 4;
   s.report.durability.stats.log.sync_ns = 2'500'000'000;
@@ -98,6 +110,51 @@ TEST_CASE("the rendering is valid exposition text with counters, gauges and a hi
   CHECK(d.at("aftershock_durability_enabled") == 1);
   CHECK(d.at("aftershock_log_syncs_total") == 4);
   CHECK(d.at("aftershock_log_sync_seconds_total") == 2.5);
+}
+
+// With one HTTP worker, a second scraper's keep-alive connection, or a client that connected and
+// sent nothing, held every scrape back for up to 5 s, and a client dripping a header line a
+// second held it for good. Now every worker but one is held by such a dripping client, and a
+// scrape is still answered, with Connection: close.
+TEST_CASE("a scrape is answered while other connections hold all workers but one") {
+  sv::MetricsBoard board;
+  auto snapshot = std::make_shared<sv::MetricsSnapshot>();
+  snapshot->report.info.map = "maps/dm_arena.map";
+  REQUIRE(board.TryPublish(snapshot));
+  std::unique_ptr<sv::MetricsServer> http;
+  REQUIRE(sv::MetricsServer::Start("127.0.0.1", 0, &board, &http).ok());
+  std::atomic<bool> done{false};
+  std::vector<std::thread> drippers;
+  for (int k = 0; k + 1 < sv::kMetricsWorkers; ++k) {
+    drippers.emplace_back([&, port = http->port()] {
+      const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+      sockaddr_in a{};
+      a.sin_family = AF_INET;
+      a.sin_port = htons(port);
+      a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+      if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+        const std::string head = "GET /metrics HTTP/1.1\r\nHost: x\r\n";
+        (void)::send(fd, head.data(), head.size(), MSG_NOSIGNAL);
+        for (int line = 0; !done.load(); ++line) {  // a header line every 0.3 s, never the end
+          const std::string h = "X-Drip-" + std::to_string(line) + ": 1\r\n";
+          if (::send(fd, h.data(), h.size(), MSG_NOSIGNAL) < 0) break;
+          std::this_thread::sleep_for(std::chrono::milliseconds(300));
+        }
+      }
+      ::close(fd);
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));  // let them take their workers
+  httplib::Client c("127.0.0.1", http->port());
+  c.set_read_timeout(30, 0);
+  const auto res = c.Get("/metrics");
+  done.store(true);
+  for (std::thread& t : drippers) t.join();
+  REQUIRE(res);
+  CHECK(res->status == 200);
+  CHECK(res->body.find("aftershock_server_info{map=\"maps/dm_arena.map\"") != std::string::npos);
+  CHECK(res->get_header_value("Connection") == "close");
+  http->Stop();
 }
 
 TEST_CASE("tsan: scraping /metrics while clients play never races the frame loop") {
