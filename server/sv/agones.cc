@@ -1,7 +1,10 @@
 // AgonesSdk: Ready, Health and Shutdown over the Agones SDK sidecar's REST gateway.
 #include "server/sv/agones.h"
 
+#include <algorithm>
+#include <chrono>
 #include <cstdlib>
+#include <thread>
 
 #include <httplib.h>
 #include <spdlog/spdlog.h>
@@ -38,10 +41,10 @@ std::unique_ptr<AgonesSdk> AgonesSdk::Start(const AgonesOptions& options) {
 
 AgonesSdk::~AgonesSdk() { Stop(); }
 
-core::Status AgonesSdk::Post(const std::string& path) {
+core::Status AgonesSdk::Post(const std::string& path, int read_timeout_ms) {
   httplib::Client client(options_.host, options_.port);
   client.set_connection_timeout(1);
-  client.set_read_timeout(2);
+  client.set_read_timeout(read_timeout_ms / 1000, (read_timeout_ms % 1000) * 1000);
   // The gateway maps each SDK call to POST with an empty JSON message as the body.
   const auto res = client.Post(path, "{}", "application/json");
   if (!res) {
@@ -89,16 +92,22 @@ void AgonesSdk::Stop() {
 
 core::Status AgonesSdk::Shutdown() {
   Stop();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(kShutdownBudgetMs);
+  auto left_ms = [&] {
+    return static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                deadline - std::chrono::steady_clock::now())
+                                .count());
+  };
   core::Status s;
-  for (int attempt = 0; attempt < 5; ++attempt) {
-    s = Post("/shutdown");
+  for (int attempt = 1;; ++attempt) {
+    s = Post("/shutdown", std::clamp(left_ms(), 100, 2000));
     if (s.ok()) {
-      spdlog::info("agones: shutdown sent");
+      spdlog::info("agones: shutdown sent (attempt {})", attempt);
       return s;
     }
+    if (left_ms() <= options_.retry_ms) return s;
     std::this_thread::sleep_for(std::chrono::milliseconds(options_.retry_ms));
   }
-  return s;
 }
 
 }  // namespace sv

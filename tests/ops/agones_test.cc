@@ -37,14 +37,16 @@ struct Call {
   std::string body;
 };
 
-// The stand-in sidecar: records calls; answers 503 to the first `fail_ready` /ready calls. The
-// game server binds ports the system picks and names them in `stats_path` before it starts the
-// SDK, so a /ready call finds its lobby port there.
+// The stand-in sidecar: records calls; answers 503 to the first `fail_ready` /ready calls, and
+// answers /shutdown only after `stall_shutdown_ms` (a sidecar that accepts and does not answer).
+// The game server binds ports the system picks and names them in `stats_path` before it starts
+// the SDK, so a /ready call finds its lobby port there.
 class FakeSidecar {
  public:
-  FakeSidecar(const std::string& stats_path, int fail_ready) : stats_path_(stats_path), fail_ready_(fail_ready) {
+  FakeSidecar(const std::string& stats_path, int fail_ready, int stall_shutdown_ms = 0)
+      : stats_path_(stats_path), fail_ready_(fail_ready) {
     for (const char* path : {"/ready", "/health", "/shutdown"}) {
-      http_.Post(path, [this, path](const httplib::Request& req, httplib::Response& res) {
+      http_.Post(path, [this, path, stall_shutdown_ms](const httplib::Request& req, httplib::Response& res) {
         Call c{path, core::SteadyMs(), false, req.body};
         if (c.path == "/ready") {
           uint32_t challenge = 0;
@@ -52,8 +54,14 @@ class FakeSidecar {
           c.game_port_up = svtest::WaitForServerPorts(stats_path_, 0, &ports) &&
                            svtest::GetChallenge(ports.lobby, &challenge).ok();
         }
+        {
+          std::lock_guard<std::mutex> lock(mu_);
+          calls_.push_back(c);
+        }
+        if (c.path == "/shutdown" && stall_shutdown_ms > 0) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(stall_shutdown_ms));
+        }
         std::lock_guard<std::mutex> lock(mu_);
-        calls_.push_back(c);
         if (c.path == "/ready" && fail_ready_ > 0) {
           --fail_ready_;
           res.status = 503;
@@ -143,6 +151,23 @@ TEST_CASE("agones: Ready after recovery with the ports open, Health on its inter
   // Shutdown came after the --duration end, just before the process exited.
   CHECK(calls.back().ms >= started + 3000);
   CHECK(calls.back().ms <= ended);
+}
+
+// A sidecar that accepted /shutdown and never answered held the exit for 5 tries of 2 s each (14 s
+// with the health thread's last call): the tries now stop once AgonesSdk::kShutdownBudgetMs has
+// passed, so the stalled sidecar sees two at most.
+TEST_CASE("agones: a sidecar that never answers Shutdown is given up after a few seconds of tries") {
+  const testing_util::ScratchDir scratch("aftershock_agones_stall");  // goes after the processes
+  const std::string data = scratch.Path("data");
+  const std::string stats = scratch.Path("stats.json");
+  FakeSidecar sidecar(stats, 0, /*stall_shutdown_ms=*/4000);
+  auto server = StartServer(stats, sidecar.port(), data, {"--duration", "1"});
+  REQUIRE(server->Wait(60) == 0);
+  int shutdowns = 0;
+  for (const Call& c : sidecar.calls()) shutdowns += c.path == "/shutdown";
+  CHECK(shutdowns >= 1);
+  CHECK(shutdowns <= 2);
+  CHECK_THAT(testing_util::ReadFile(data + ".err"), Catch::Contains("agones: shutdown not delivered"));
 }
 
 TEST_CASE("agones: a SIGTERM ends the server without Shutdown (Agones is already stopping it)") {
