@@ -2,6 +2,8 @@
 #include "server/sv/transport.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 #include "server/protocol/enet_pool.h"
 #include "server/protocol/protocol_format.h"
@@ -22,10 +24,14 @@ core::Status CreateServerHost(const std::string& bind_address, uint16_t port, si
     return core::Status::InvalidArgument("bad bind address '" + bind_address + "'");
   }
   const size_t peers = std::clamp<size_t>(max_peers, 1, ENET_PROTOCOL_MAXIMUM_PEER_ID);
+  errno = 0;
   ENetHost* host = enet_host_create(&addr, peers, proto::kNumChannels, 0, 0);
   if (host == nullptr) {
+    // ENet keeps the failing bind's errno (its clean-up is a close and frees): "Address already in
+    // use" for a taken port, "Cannot assign requested address" for an address not on this host.
+    const int err = errno;
     return core::Status::IoError("cannot bind UDP " + bind_address + ":" + std::to_string(port) +
-                                 " (port in use?)");
+                                 (err != 0 ? std::string(": ") + std::strerror(err) : std::string(" (port in use?)")));
   }
   host->maximumPacketSize = proto::kMaxPacketBytes;
   // A worker reads its socket once per frame: a frame's worth of commands from every player it

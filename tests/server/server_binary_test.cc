@@ -3,7 +3,11 @@
 // summing to 100, per-thread entries); SIGTERM shuts it down cleanly with the stats written.
 #include <catch2/catch.hpp>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
@@ -122,6 +126,31 @@ TEST_CASE("a --stats-out that cannot take a file exits 2 before the server start
     CHECK(server.Wait(10) == 2);
     CHECK_THAT(ReadFile(err), Catch::Contains(message));
   }
+}
+
+// Both used to say "(port in use?)": an address not on this host is another mistake.
+TEST_CASE("a port that cannot be bound exits 1 with the system's reason") {
+  const testing_util::ScratchDir scratch("aftershock_binary_test");
+  const std::string err = scratch.Path("server.err");
+  {  // 192.0.2.1 is TEST-NET-1 (RFC 5737), never a local address
+    Subprocess server({AS_SERVER_BIN, "--bind", "192.0.2.1", "--port", "0", "--data-dir", ""}, "/dev/null", err);
+    CHECK(server.Wait(30) == 1);
+    CHECK_THAT(ReadFile(err), Catch::Contains("cannot bind UDP 192.0.2.1:0: Cannot assign requested address"));
+  }
+  const int taken = ::socket(AF_INET, SOCK_DGRAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(taken, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  socklen_t len = sizeof a;
+  REQUIRE(::getsockname(taken, reinterpret_cast<sockaddr*>(&a), &len) == 0);
+  const std::string port = std::to_string(ntohs(a.sin_port));
+  {
+    Subprocess server({AS_SERVER_BIN, "--bind", "127.0.0.1", "--port", port, "--data-dir", ""}, "/dev/null", err);
+    CHECK(server.Wait(30) == 1);
+    CHECK_THAT(ReadFile(err), Catch::Contains("cannot bind UDP 127.0.0.1:" + port + ": Address already in use"));
+  }
+  ::close(taken);
 }
 
 TEST_CASE("a bad --recovery-check value exits 2 with an error naming the flag") {
