@@ -274,15 +274,16 @@ core::Status MetricsServer::Start(const std::string& bind_address, uint16_t port
                                   const MetricsBoard* board, std::unique_ptr<MetricsServer>* out) {
   std::unique_ptr<MetricsServer> m(new MetricsServer());
   m->http_ = std::make_unique<httplib::Server>();
-  // A worker serves one connection at a time, and most of that time it waits on the socket: with
-  // one worker, a second scraper's keep-alive connection, or any client that connected and sent
-  // nothing, held every scrape back for the whole keep-alive timeout (5 s). So: a few workers
-  // (idle ones cost no CPU; a scrape is cheap, and the frame threads keep the cores), one request
-  // per connection (a scraper comes every few seconds and gains nothing from keeping it), and a
-  // connection that sends nothing for 1 s, or stalls 2 s inside a request, is closed. A client
-  // that drips a header line a second still holds its worker: the endpoint is for the operator's
-  // network, as docs/operations.md says.
-  m->http_->new_task_queue = [] { return new httplib::ThreadPool(kMetricsWorkers); };
+  // One worker: a scrape is cheap, and the frame threads keep the cores. (Four were tried: under
+  // ThreadSanitizer two workers of Debian's libcpp-httplib 0.11 raced inside the library, so the
+  // worker stays single.) A worker serves one connection at a time, and with the library's 5 s
+  // keep-alive a second scraper's idle connection (an HA pair of Prometheus servers), or any
+  // client that connected and sent nothing, held every scrape back by up to 5 s. So: one request
+  // per connection (Connection: close; a scraper comes every few seconds and gains nothing from
+  // keeping it), and a connection that sends nothing for 1 s, or stalls 2 s inside a request, is
+  // closed. A client that drips a header line a second still holds the worker: the endpoint is
+  // for the operator's network (docs/stats.md).
+  m->http_->new_task_queue = [] { return new httplib::ThreadPool(1); };
   m->http_->set_keep_alive_max_count(1);
   m->http_->set_keep_alive_timeout(1);
   m->http_->set_read_timeout(2, 0);

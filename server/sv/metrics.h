@@ -55,9 +55,6 @@ std::string RenderPrometheus(const MetricsSnapshot& s);
 
 // GET /metrics on bind_address:port, served by one HTTP thread from the board's latest snapshot
 // (503 before the first). Other paths answer 404. Create/Stop on one controlling thread.
-// The HTTP workers: scrapes served at once (MetricsServer::Start says why more than one).
-inline constexpr int kMetricsWorkers = 4;
-
 class MetricsServer {
  public:
   // Binds and starts the HTTP thread. `board` must outlive the server.
