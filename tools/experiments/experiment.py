@@ -14,6 +14,7 @@ import argparse
 import csv
 import itertools
 import json
+import math
 import os
 import shutil
 import signal
@@ -48,13 +49,16 @@ def _spawn(cmd, log_path):
     return p
 
 
-def _wait_server_up(port, deadline_s):
+def _wait_server_up(port, deadline_s, server):
     """Polls the lobby with the connectionless status query until it answers (a first start on a
-    map builds the map's PVS before opening the ports). True if it answered before the deadline."""
+    map builds the map's PVS before opening the ports). True if it answered before the deadline;
+    False at once if the server process has exited (a bad flag or map: its log says why)."""
     end = time.time() + deadline_s
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         s.settimeout(0.2)
         while time.time() < end:
+            if server.poll() is not None:
+                return False
             try:
                 s.sendto(b"\xff\xff\xff\xffstatus", ("127.0.0.1", port))
                 if s.recv(4096).startswith(b"\xff\xff\xff\xff"):
@@ -113,11 +117,13 @@ def run_point(args, point, index, port):
                 "--identity-prefix", f"exp{index}", "--out", bots_out,
                 "--series", os.path.join(run_dir, "bots_series.csv")] + args.bots_arg
     server = _spawn(server_cmd, os.path.join(run_dir, "server.log"))
-    if not _wait_server_up(port, 120):
+    if not _wait_server_up(port, 120, server):
+        rc = server.poll()
         _kill_children()
         return {"players": players, "threads": threads, "locking": locking, "frame_mode": frame_mode,
                 "map": os.path.basename(map_path), "assign": assign,
-                "status": "server did not come up in 120 s"}
+                "status": (f"server exited {rc} before serving (see {run_dir}/server.log)" if rc is not None
+                           else "server did not come up in 120 s")}
     time.sleep(args.warmup)
     bots = _spawn(bots_cmd, os.path.join(run_dir, "bots.log"))
     deadline = time.time() + server_duration + 60
@@ -185,9 +191,32 @@ def main():
             ap.error(f"{exe} not found in {args.bin}; build first (cmake --build build)")
     try:
         players = _csv_list(args.players, int)
+    except ValueError as e:
+        ap.error(f"--players: {e}")
+    try:
         threads = _csv_list(args.threads, int)
     except ValueError as e:
-        ap.error(str(e))
+        ap.error(f"--threads: {e}")
+    for flag, values in (("--players", players), ("--threads", threads), ("--locking", lockings),
+                         ("--frame-mode", _csv_list(args.frame_mode)), ("--map", _csv_list(args.map)),
+                         ("--assign", _csv_list(args.assign))):
+        if not values:
+            ap.error(f"{flag} lists nothing")
+    if any(n < 1 for n in players):
+        ap.error("--players must all be at least 1")
+    if any(not 1 <= n <= 64 for n in threads):
+        ap.error("--threads must all be in 1..64")
+    for m in _csv_list(args.map):
+        if not os.path.isfile(m if os.path.isabs(m) else os.path.join(ROOT, m)):
+            ap.error(f"--map {m}: not a file")
+    if args.duration < 1:
+        ap.error("--duration must be at least 1 s")
+    if args.ramp < 0 or not math.isfinite(args.warmup) or args.warmup < 0:
+        ap.error("--ramp and --warmup must not be negative")
+    if args.rate < 1:
+        ap.error("--rate must be at least 1")
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        ap.error(f"--out {args.out}: exists and is not a directory")
 
     # 'sequential' runs one thread by definition, so its points collapse to threads=1.
     grid = {(pl, 1 if lk == "sequential" else th, lk, fm, mp, a)
@@ -195,6 +224,11 @@ def main():
                                                            _csv_list(args.frame_mode), _csv_list(args.map),
                                                            _csv_list(args.assign))}
     grid = sorted(grid, key=lambda p: (p[4], p[3], p[2], p[5], p[1], p[0]))
+    # Point i's server takes --port + 10 i and one port per thread after it; the tool polls it, so 0
+    # (the system's pick) will not do.
+    last_port = args.port + 10 * (len(grid) - 1) + max(threads)
+    if args.port < 1 or last_port > 65535:
+        ap.error(f"--port {args.port}: the {len(grid)} points need ports {args.port}..{last_port}, within 1..65535")
     os.makedirs(args.out, exist_ok=True)
 
     def on_signal(signum, _frame):
@@ -211,25 +245,37 @@ def main():
                   f"frame={point[3]} map={point[4]} assign={point[5]}", flush=True)
             row = run_point(args, point, i, args.port + 10 * i)
             rows.append(row)
+            # After every point, so that an interrupted sweep keeps the points it finished.
+            _write_results(args.out, rows)
             print(f"    {row['status']}: response_rate={row.get('bots.response_rate', '?')} "
                   f"p99_ms={row.get('bots.response_ms.p99', '?')} "
                   f"frame_p99_ms={row.get('server.frame_ms.p99', '?')}", flush=True)
     finally:
         _kill_children()
 
+    print(f"wrote {args.out}/results.csv and results.json ({len(rows)} points)")
+    return 0 if all(r["status"] == "ok" for r in rows) else 1
+
+
+def _write_results(out, rows):
+    """results.csv and results.json for the points run so far, each replaced whole (temp + rename)."""
     keys = []
     for r in rows:
         for k in r:
             if k not in keys:
                 keys.append(k)
-    with open(os.path.join(args.out, "results.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=keys)
-        w.writeheader()
-        w.writerows(rows)
-    with open(os.path.join(args.out, "results.json"), "w") as f:
-        json.dump(rows, f, indent=1)
-    print(f"wrote {args.out}/results.csv and results.json ({len(rows)} points)")
-    return 0 if all(r["status"] == "ok" for r in rows) else 1
+    for name, write in (("results.csv", lambda f: _write_csv(f, keys, rows)),
+                        ("results.json", lambda f: json.dump(rows, f, indent=1))):
+        tmp = os.path.join(out, name + ".tmp")
+        with open(tmp, "w", newline="") as f:
+            write(f)
+        os.replace(tmp, os.path.join(out, name))
+
+
+def _write_csv(f, keys, rows):
+    w = csv.DictWriter(f, fieldnames=keys)
+    w.writeheader()
+    w.writerows(rows)
 
 
 if __name__ == "__main__":
