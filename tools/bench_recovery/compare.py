@@ -100,6 +100,10 @@ def main():
         p.error("--threads and --rounds must be at least 1")
     if not os.path.isdir(args.data_dir):
         p.error(f"--data-dir {args.data_dir}: not a directory")
+    if args.csv:  # checked now: it is written only after every round has run
+        parent = os.path.dirname(os.path.abspath(args.csv))
+        if os.path.isdir(args.csv) or (os.path.exists(parent) and not os.path.isdir(parent)):
+            p.error(f"--csv {args.csv}: cannot be written (a directory, or under a file)")
     if not os.path.isfile(args.map):
         p.error(f"--map {args.map}: not a file")
 

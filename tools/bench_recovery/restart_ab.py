@@ -91,10 +91,13 @@ def main():
         p.error("the labels must differ")
     if args.rounds < 1:
         p.error("--rounds must be at least 1")
-    if not args.timeout_s > 0:
-        p.error("--timeout-s must be positive")
+    if not 0 < args.timeout_s < 86400:
+        p.error("--timeout-s must be more than 0 and less than a day")
     if not os.path.isdir(args.data_dir):
         p.error(f"--data-dir {args.data_dir}: not a directory")
+    if not os.path.isfile(os.path.join(args.data_dir, "world.id")):
+        # A server starts a new world in a directory without one: that would time no restart.
+        p.error(f"--data-dir {args.data_dir}: no world.id, so no server wrote it")
     if not os.path.isfile(args.map):
         p.error(f"--map {args.map}: not a file")
 

@@ -38,6 +38,14 @@ def main():
                                   f"a={server}", f"b={os.path.join(tmp, 'no-such-server')}"],
                                  capture_output=True, text=True)
         assert missing.returncode == 2 and "is not an executable file" in missing.stderr, missing.stderr
+        empty = os.path.join(tmp, "empty")
+        os.mkdir(empty)  # it timed a new world's start and said "every run recovered state"
+        refused = subprocess.run([sys.executable, tool, "--data-dir", empty, "--map", map_path,
+                                  f"a={server}", f"b={server}"], capture_output=True, text=True)
+        assert refused.returncode == 2 and "no world.id, so no server wrote it" in refused.stderr, refused.stderr
+        refused = subprocess.run([sys.executable, tool, "--data-dir", data, "--map", map_path, "--timeout-s", "inf",
+                                  f"a={server}", f"b={server}"], capture_output=True, text=True)
+        assert refused.returncode == 2 and "--timeout-s must be" in refused.stderr, refused.stderr
         hung = subprocess.run([sys.executable, tool, "--data-dir", data, "--map", map_path, "--rounds", "1",
                                "--timeout-s", "2", "--server-arg=--duration=60", f"a={server}", f"b={server}"],
                               capture_output=True, text=True, timeout=60)
