@@ -60,12 +60,15 @@ def spawn(cmd, log_path):
     return p
 
 
-def status_answered(port, timeout_s):
-    """True once the lobby on 127.0.0.1:port answers the connectionless status query."""
+def status_answered(port, timeout_s, server=None):
+    """True once the lobby on 127.0.0.1:port answers the connectionless status query; False at the
+    deadline, or at once if `server` (its process, if given) has exited."""
     deadline = time.monotonic() + timeout_s
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         s.settimeout(0.01)
         while time.monotonic() < deadline:
+            if server is not None and server.poll() is not None:
+                return False
             try:
                 s.sendto(STATUS_QUERY, ("127.0.0.1", port))
                 data, _ = s.recvfrom(65536)
@@ -176,13 +179,16 @@ def main():
     signal.signal(signal.SIGTERM, on_signal)
     rng = random.Random(a.seed)
     work = a.dir or tempfile.mkdtemp(prefix="aftershock-crashtest-")
+    if os.path.exists(work) and not os.path.isdir(work):
+        sys.exit(f"crashtest: --dir {work} exists and is not a directory")
     os.makedirs(work, exist_ok=True)
     data = os.path.join(work, "data")
     hash_log = os.path.join(data, "hash.log")
 
     server, stats = start_server(a, work, data, 0)
-    if not status_answered(a.port, 30):
-        sys.exit(f"crashtest: the server did not start; see {work}/server-0.log")
+    if not status_answered(a.port, 30, server):
+        how = f"exited {server.poll()}" if server.poll() is not None else "did not answer in 30 s"
+        sys.exit(f"crashtest: the server did not start ({how}); see {work}/server-0.log")
     bots_json, series = os.path.join(work, "bots.json"), os.path.join(work, "bots.csv")
     bots_duration = a.kills * (a.max_interval + 30) + a.settle + 60
     bots = spawn([os.path.join(a.bin, "aftershock-bots"), "--server", f"127.0.0.1:{a.port}",
@@ -208,7 +214,7 @@ def main():
         # Everything the killed server logged, and nothing of its successor's.
         size_at_kill = os.path.getsize(hash_log) if os.path.exists(hash_log) else 0
         server, stats = start_server(a, work, data, k)
-        serving = status_answered(a.port, 60)
+        serving = status_answered(a.port, 60, server)
         serve_ms = (time.monotonic() - t_kill) * 1000
         j = wait_for_json(stats, "recovery", 10) if serving else None
         if j is None:
