@@ -2,7 +2,8 @@
 """experiment.py and plot.py against the real server and bots: a 2-bot point must run and give a
 table that plot.py draws; bad flags must be refused before anything runs; a server that cannot
 start must end its point at once with its exit status (it used to be polled for 120 s), and
-every finished point must be in the table.
+every finished point must be in the table; plot.py must refuse a table cut short, and a table
+of another kind, with a message instead of a traceback or partial figures.
 
   experiment_test.py BIN_DIR
 """
@@ -71,6 +72,18 @@ def main():
             # one figure of each kind per (locking, frame mode, map)
             name = os.path.join(figs, "areanode-opt_fixed_dm_arena_" + png)
             assert os.path.getsize(name) > 1000, name
+        # A table cut short drew partial figures (or a traceback) and exited 0.
+        with open(os.path.join(good, "results.csv")) as f:
+            text = f.read()
+        cut = os.path.join(tmp, "cut.csv")
+        with open(cut, "w") as f:
+            f.write(text[: text.index("\n") + 1 + (len(text) - text.index("\n")) // 2])
+        plot = subprocess.run(["/usr/bin/python3", PLOT, "sweep", cut, "--out", figs],
+                              capture_output=True, text=True, timeout=120)
+        assert plot.returncode == 1 and "cut short, or not a table" in plot.stderr, (plot.returncode, plot.stderr)
+        plot = subprocess.run(["/usr/bin/python3", PLOT, "ckpt", os.path.join(good, "results.csv"), "--out", figs],
+                              capture_output=True, text=True, timeout=120)
+        assert plot.returncode == 1 and "the table has no column" in plot.stderr, (plot.returncode, plot.stderr)
     print("experiment_test: ok")
     return 0
 

@@ -735,7 +735,35 @@ def main():
     for table in args.table if isinstance(args.table, list) else [args.table]:
         if not os.path.exists(table):
             ap.error(f"{table} does not exist")
-    args.fn(args)
+        if not os.path.isfile(table):
+            ap.error(f"{table} is not a file (give the table, e.g. results.csv)")
+        problem = _table_problem(table)
+        if problem:
+            sys.exit(f"plot.py: {table}: {problem}")
+    if os.path.exists(args.out) and not os.path.isdir(args.out):
+        ap.error(f"--out {args.out}: exists and is not a directory")
+    try:
+        args.fn(args)
+    except KeyError as e:  # a table another tool wrote (a results.json, a live table for a replay figure)
+        sys.exit(f"plot.py {args.cmd}: the table has no column {e}: is it the table this figure is drawn "
+                 f"from? (plot.py --help names each one's source)")
+
+
+def _table_problem(path):
+    """Why `path` is not a whole CSV table ('#' lines are comments), or None: a row with fewer or
+    more fields than the header is a file cut short or not a table; drawing from it gave partial
+    figures or a traceback."""
+    try:
+        with open(path, newline="") as f:
+            rows = [r for r in csv.reader(line for line in f if not line.startswith("#")) if r]
+    except (UnicodeDecodeError, csv.Error) as e:
+        return f"not a CSV table ({e})"
+    if not rows:
+        return None  # empty: each command says it has no rows
+    for n, r in enumerate(rows[1:], start=2):
+        if len(r) != len(rows[0]):
+            return f"row {n} has {len(r)} fields against the header's {len(rows[0])}: cut short, or not a table"
+    return None
 
 
 if __name__ == "__main__":
