@@ -4,7 +4,10 @@
 For every point of players x threads x locking x frame mode x map x assignment it starts aftershock-server with
 --duration and --stats-out, runs aftershock-bots against it, waits for both, and joins the two
 JSON summaries into one row. Every child runs in its own process group and is killed on any exit
-path (including Ctrl-C), so no process is left behind.
+path (including Ctrl-C), so no process is left behind. The flags are checked before any point
+runs; a point whose server exits before serving ends at once, its row saying so; results.csv and
+results.json are rewritten after every point, so an interrupted sweep keeps its finished points.
+An --out that holds an earlier sweep's table is overwritten.
 
 Example:
   tools/experiments/experiment.py --players 32,64,128 --threads 1,2 --locking areanode,areanode-opt \
