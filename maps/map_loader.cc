@@ -5,14 +5,16 @@
 // speed) must be numbers: a bad one is an error naming the value's position.
 #include "maps/map_loader.h"
 
+#include <sys/stat.h>
+
 #include <cmath>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <unordered_map>
 
 #include "maps/brush_polyhedron.h"
 #include "maps/map_parser.h"
+#include "server/core/file_kind.h"
 
 namespace maps {
 namespace {
@@ -366,11 +368,8 @@ core::Status LoadMap(const std::string& path, Map* out) {
   *out = Map{};
   out->path = path;
   // Before opening: a directory "opens" and reports a huge size, and a pipe would block.
-  std::error_code ec;
-  const std::filesystem::file_status st = std::filesystem::status(path, ec);
-  if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
-    return core::Status::InvalidArgument(path + ": not a map file (" +
-                                         (std::filesystem::is_directory(st) ? "a directory" : "not a regular file") + ")");
+  if (struct stat st; ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    return core::Status::InvalidArgument(path + ": not a map file (" + core::NonRegularKind(st.st_mode) + ")");
   }
   std::ifstream in(path, std::ios::binary);
   if (!in) return core::Status::IoError(path + ": cannot open map file");

@@ -358,7 +358,7 @@ TEST_CASE("LoadMap refuses a directory or a pipe by name, without opening it") {
   ::unlink(fifo.c_str());
   REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
   s = LoadMap(fifo, &map);
-  CHECK(s.message() == fifo + ": not a map file (not a regular file)");
+  CHECK(s.message() == fifo + ": not a map file (a pipe)");
   ::unlink(fifo.c_str());
   s = LoadMap("maps/no_such.map", &map);
   CHECK(s.code() == core::Status::Code::kIoError);

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "recovery/env.h"
+#include "server/core/file_kind.h"
 
 namespace recovery {
 namespace {
@@ -18,15 +19,6 @@ core::Status ErrnoStatus(const char* op, const std::string& path, int err) {
   if (err == ENOSPC || err == EDQUOT) return core::Status::NoSpace(msg);
   if (err == ENOENT) return core::Status::NotFound(msg);
   return core::Status::IoError(msg);
-}
-
-// What a non-regular file is, for an error message.
-std::string KindOf(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a pipe";
-  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a file";
 }
 
 class PosixFile final : public File {
@@ -113,7 +105,7 @@ class PosixEnv final : public Env {
     }
     if (!S_ISREG(st.st_mode)) {
       ::close(fd);
-      return core::Status::IoError("open " + path + ": not a regular file (" + KindOf(st.st_mode) + ")");
+      return core::Status::IoError("open " + path + ": not a regular file (" + core::NonRegularKind(st.st_mode) + ")");
     }
     *file = std::make_unique<PosixFile>(fd, path);
     return core::Status::OK();

@@ -8,6 +8,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "server/core/file_kind.h"
+
 namespace core {
 
 namespace {
@@ -17,14 +19,6 @@ Status Fail(const std::string& step, const std::string& tmp, int fd, int err) {
   if (fd >= 0) ::close(fd);
   ::unlink(tmp.c_str());
   return Status::IoError(step + " " + tmp + ": " + std::strerror(err));
-}
-
-const char* KindOf(mode_t mode) {
-  if (S_ISDIR(mode)) return "a directory";
-  if (S_ISFIFO(mode)) return "a pipe";
-  if (S_ISCHR(mode) || S_ISBLK(mode)) return "a device";
-  if (S_ISSOCK(mode)) return "a socket";
-  return "not a file";
 }
 
 }  // namespace
@@ -40,7 +34,7 @@ Status CheckReplaceable(const std::string& path) {
   }
   if (!S_ISDIR(st.st_mode)) return Status::InvalidArgument(path + ": " + dir + " is not a directory");
   if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    return Status::InvalidArgument(path + " exists and is not a regular file (" + KindOf(st.st_mode) +
+    return Status::InvalidArgument(path + " exists and is not a regular file (" + core::NonRegularKind(st.st_mode) +
                                    "): refusing to put a file in its place");
   }
   return Status::OK();
