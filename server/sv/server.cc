@@ -109,6 +109,11 @@ core::Status Server::Create(const ServerOptions& options, std::unique_ptr<Server
     sv->workers_.push_back(std::move(w));
   }
   sv->PublishStatus();
+  if (const std::string shown = ShownHostname(options.hostname); shown != options.hostname) {
+    spdlog::warn("--hostname is shown as '{}' in the status reply (at most {} characters; backslashes, "
+                 "control bytes and bytes outside printable ASCII become '_')",
+                 shown, proto::kMaxHostnameChars);
+  }
   *out = std::move(sv);
   return core::Status::OK();
 }

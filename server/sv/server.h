@@ -57,6 +57,10 @@
 
 namespace sv {
 
+// --hostname as the status reply shows it: cut to proto::kMaxHostnameChars, and every backslash
+// (the reply's separator), control byte and byte outside printable ASCII made '_'.
+std::string ShownHostname(const std::string& hostname);
+
 class Server {
  public:
   // Loads the map, loads or builds its PVS, builds the world, binds the lobby and worker ports.

@@ -26,12 +26,17 @@ std::string MapName(const std::string& path) {
 
 }  // namespace
 
-void Server::PublishStatus() {
-  proto::ServerStatus st;
-  st.hostname = options_.hostname.substr(0, proto::kMaxHostnameChars);
-  for (char& c : st.hostname) {
+std::string ShownHostname(const std::string& hostname) {
+  std::string shown = hostname.substr(0, proto::kMaxHostnameChars);
+  for (char& c : shown) {
     if (c == '\\' || c < 0x20 || c > 0x7e) c = '_';  // the status format's separator
   }
+  return shown;
+}
+
+void Server::PublishStatus() {
+  proto::ServerStatus st;
+  st.hostname = ShownHostname(options_.hostname);
   st.map = MapName(options_.map_path);
   st.players = static_cast<uint32_t>(online_.size());
   st.max_players = static_cast<uint32_t>(options_.max_players);

@@ -159,6 +159,30 @@ TEST_CASE("quakestat -qws lists the server and, with -P, its players") {
   server.Kill(SIGTERM);
 }
 
+// A backslash in --hostname would split the reply's key-value pairs: it is shown as '_', which
+// was silent. The server now says at start-up what the status shows.
+TEST_CASE("a --hostname the status cannot show as given is shown cleaned, and the log says so") {
+  const std::string stats = StatsPath("hostname");
+  const std::string err = StatsPath("hostname") + ".err";
+  Subprocess server({AS_SERVER_BIN, "--port", "0", "--stats-out", stats, "--bind", "127.0.0.1",
+                     "--hostname", "a\\b", "--log-level", "warn", "--data-dir", "", "--duration", "60"},
+                    "/dev/null", err);
+  svtest::ServerPorts ports;
+  REQUIRE(svtest::WaitForServerPorts(stats, 30000, &ports));
+  REQUIRE(ServerAnswers(ports.lobby));
+  const std::vector<std::string> lines =
+      Lines(Quakestat({"-qws", "127.0.0.1:" + std::to_string(ports.lobby), "-raw", ",", "-nh"}));
+  REQUIRE(lines.size() == 1);
+  CHECK(Split(lines[0], ',')[2] == "a_b");
+  // The log is written by spdlog's async thread: poll it.
+  bool warned = false;
+  for (const uint64_t deadline = core::SteadyMs() + 20000; !warned && core::SteadyMs() < deadline;) {
+    warned = ReadFile(err).find("--hostname is shown as 'a_b' in the status reply") != std::string::npos;
+    if (!warned) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  CHECK(warned);
+}
+
 TEST_CASE("status requests beyond a source's budget get no reply, and qstat's form is answered") {
   const std::string stats = StatsPath("budget");
   Subprocess server({AS_SERVER_BIN, "--port", "0", "--stats-out", stats, "--bind", "127.0.0.1",
