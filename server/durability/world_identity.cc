@@ -28,18 +28,6 @@ std::vector<Field> Fields(const WorldIdentity& id) {
           {"seed", id.seed}};
 }
 
-// True if dir holds anything recovery would read.
-bool HoldsState(const std::vector<std::string>& names) {
-  for (const std::string& n : names) {
-    uint64_t number = 0;
-    if (recovery::log_format::ParseSegmentFileName(n, &number)) return true;
-    for (int b = 0; b < recovery::backup_format::kBackupCount; ++b) {
-      if (n == recovery::backup_format::BackupFileName(b)) return true;
-    }
-  }
-  return false;
-}
-
 core::Status WriteIdentity(recovery::Env* env, const std::string& dir, const WorldIdentity& id) {
   const std::string path = recovery::JoinPath(dir, kIdentityFileName);
   const std::string tmp = path + ".tmp";
@@ -54,6 +42,17 @@ core::Status WriteIdentity(recovery::Env* env, const std::string& dir, const Wor
 }
 
 }  // namespace
+
+bool HoldsState(const std::vector<std::string>& names) {
+  for (const std::string& n : names) {
+    uint64_t number = 0;
+    if (recovery::log_format::ParseSegmentFileName(n, &number)) return true;
+    for (int b = 0; b < recovery::backup_format::kBackupCount; ++b) {
+      if (n == recovery::backup_format::BackupFileName(b)) return true;
+    }
+  }
+  return false;
+}
 
 WorldIdentity IdentityOf(const game::Globals& g) {
   // world.id keeps the configuration's fields that the file format names; the record-store

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "recovery/env.h"
 #include "server/core/status.h"
@@ -31,6 +32,9 @@ WorldIdentity IdentityOf(const game::Globals& globals);
 std::string FormatIdentity(const WorldIdentity& id);
 // Parses FormatIdentity's text; anything else is Corruption naming `file`.
 core::Status ParseIdentity(std::string_view text, const std::string& file, WorldIdentity* out);
+
+// True if `names` (a directory's listing) holds a log segment or a backup: what recovery reads.
+bool HoldsState(const std::vector<std::string>& names);
 
 // Reads dir/world.id without writing anything. NotFound-like InvalidArgument if it is missing
 // (the directory is not a data directory a server wrote), Corruption if it does not parse.

@@ -75,11 +75,7 @@ int ReportIdentity(recovery::Env* env, const std::string& dir, const std::vector
     return 0;
   }
   const bool absent = std::find(names.begin(), names.end(), name) == names.end();
-  const bool holds_state = std::any_of(names.begin(), names.end(), [](const std::string& n) {
-    uint64_t number;
-    return lf::ParseSegmentFileName(n, &number) || n == bf::BackupFileName(0) || n == bf::BackupFileName(1);
-  });
-  if (absent && !holds_state) {
+  if (absent && !durability::HoldsState(names)) {
     std::printf("  %-18s absent (nothing else either: the server writes it at its first start)\n", name);
     return 0;
   }
