@@ -169,14 +169,13 @@ CheckRun ReplayBackupTo(const DurabilityOptions& options, uint64_t from_tick, ui
     return end_early(kNotRun, "the log after the older backup (tick " + std::to_string(c.from_tick) +
                                   ") does not verify: " + s.ToString());
   }
-  if (applied_to == c.from_tick && c.from_tick != c.to_tick) {
-    return end_early(kNotRun, "the log holds no tick after the older backup's tick " +
-                                  std::to_string(c.from_tick) + " (recovered backup: tick " +
-                                  std::to_string(c.to_tick) + ")");
-  }
   if (applied_to != c.to_tick) {
-    return end_early(kNotRun, "the log holds ticks only up to " + std::to_string(applied_to) +
-                                  ", before the recovered backup's tick " + std::to_string(c.to_tick));
+    return end_early(kNotRun, applied_to == c.from_tick
+                                  ? "the log holds no tick after the older backup's tick " +
+                                        std::to_string(c.from_tick) + " (recovered backup: tick " +
+                                        std::to_string(c.to_tick) + ")"
+                                  : "the log holds ticks only up to " + std::to_string(applied_to) +
+                                        ", before the recovered backup's tick " + std::to_string(c.to_tick));
   }
   c.replayed_hash = report.state_hash;  // RecoverWorld hashed the world after the last tick
   c.duration_ms = core::MsSince(t0);
