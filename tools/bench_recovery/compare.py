@@ -46,6 +46,32 @@ def parse_binary(spec):
     return label, path
 
 
+def ab_parser(doc, what, data_dir_help):
+    """An argument parser with what every A/B tool here takes: LABEL=PATH binaries of `what` (ratios
+    are to the first), --data-dir and --map. check_ab_args checks them once parsed."""
+    p = argparse.ArgumentParser(description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("binaries", nargs="+", type=parse_binary, metavar="LABEL=PATH",
+                   help=f"{what} binaries; ratios are to the first")
+    p.add_argument("--data-dir", required=True, help=data_dir_help)
+    p.add_argument("--map", required=True, help="the map that server ran")
+    return p
+
+
+def check_ab_args(p, args):
+    """Refuses (p.error, exit 2) fewer than two binaries, a repeated label, a --data-dir that is not
+    a directory and a --map that is not a file. Returns the labels in order."""
+    labels = [label for label, _ in args.binaries]
+    if len(args.binaries) < 2:
+        p.error("give at least two binaries")
+    if len(set(labels)) != len(labels):
+        p.error("the labels must differ")
+    if not os.path.isdir(args.data_dir):
+        p.error(f"--data-dir {args.data_dir}: not a directory")
+    if not os.path.isfile(args.map):
+        p.error(f"--map {args.map}: not a file")
+    return labels
+
+
 def run_once(path, args):
     """One recovery with `path`; returns the parsed run line as a dict, or raises RuntimeError."""
     cmd = [path, "--data-dir", args.data_dir, "--map", args.map, "--replay-threads", str(args.threads),
@@ -78,11 +104,7 @@ def summarize(title, rounds, labels, key="replay_ms"):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("binaries", nargs="+", type=parse_binary, metavar="LABEL=PATH",
-                   help="aftershock-bench-recovery binaries; ratios are to the first")
-    p.add_argument("--data-dir", required=True, help="a data directory a server wrote")
-    p.add_argument("--map", required=True, help="the map that server ran")
+    p = ab_parser(__doc__, "aftershock-bench-recovery", "a data directory a server wrote")
     p.add_argument("--threads", type=int, default=2, help="--replay-threads of every run (default 2)")
     p.add_argument("--rounds", type=int, default=10, help="rounds; each runs every binary once (default 10)")
     p.add_argument("--adaptive", choices=["on", "off"], default="off",
@@ -91,21 +113,13 @@ def main():
                    help="a round counts as slow if any of its runs' handoff_ns reached this (default 200)")
     p.add_argument("--csv", help="also write every run to this CSV file")
     args = p.parse_args()
-    labels = [label for label, _ in args.binaries]
-    if len(args.binaries) < 2:
-        p.error("give at least two binaries")
-    if len(set(labels)) != len(labels):
-        p.error("the labels must differ")
+    labels = check_ab_args(p, args)
     if args.threads < 1 or args.rounds < 1:
         p.error("--threads and --rounds must be at least 1")
-    if not os.path.isdir(args.data_dir):
-        p.error(f"--data-dir {args.data_dir}: not a directory")
     if args.csv:  # checked now: it is written only after every round has run
         parent = os.path.dirname(os.path.abspath(args.csv))
         if os.path.isdir(args.csv) or (os.path.exists(parent) and not os.path.isdir(parent)):
             p.error(f"--csv {args.csv}: cannot be written (a directory, or under a file)")
-    if not os.path.isfile(args.map):
-        p.error(f"--map {args.map}: not a file")
 
     rows, rounds = [], []
     n = len(args.binaries)

@@ -15,7 +15,6 @@ the same state, and no replay check may differ: else the script exits 1.
       old=/tmp/old/build/bin/aftershock-server new=build/bin/aftershock-server
   (a directory written with more players than the default 64: --server-arg=--max-players=256)
 """
-import argparse
 import json
 import os
 import shutil
@@ -25,7 +24,7 @@ import tempfile
 import threading
 import time
 
-from compare import parse_binary, summarize
+from compare import ab_parser, check_ab_args, summarize
 
 KEYS = ["serving_ms", "total_ms", "restore_ms", "check_ms"]
 
@@ -73,33 +72,21 @@ def run_once(path, args, scratch):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("binaries", nargs="+", type=parse_binary, metavar="LABEL=PATH",
-                   help="aftershock-server binaries; ratios are to the first")
-    p.add_argument("--data-dir", required=True, help="a data directory a server wrote (copied, never changed)")
-    p.add_argument("--map", required=True, help="the map that server ran")
+    p = ab_parser(__doc__, "aftershock-server", "a data directory a server wrote (copied, never changed)")
     p.add_argument("--rounds", type=int, default=8, help="rounds; each restarts every binary once (default 8)")
     p.add_argument("--server-arg", action="append", default=[],
                    help="one more argument for every server, e.g. --server-arg=--max-players=256 (repeatable)")
     p.add_argument("--timeout-s", type=float, default=120,
                    help="kill a server that has not exited this long after its start, and stop (default 120)")
     args = p.parse_args()
-    labels = [label for label, _ in args.binaries]
-    if len(args.binaries) < 2:
-        p.error("give at least two binaries")
-    if len(set(labels)) != len(labels):
-        p.error("the labels must differ")
+    labels = check_ab_args(p, args)
     if args.rounds < 1:
         p.error("--rounds must be at least 1")
     if not 0 < args.timeout_s < 86400:
         p.error("--timeout-s must be more than 0 and less than a day")
-    if not os.path.isdir(args.data_dir):
-        p.error(f"--data-dir {args.data_dir}: not a directory")
     if not os.path.isfile(os.path.join(args.data_dir, "world.id")):
         # A server starts a new world in a directory without one: that would time no restart.
         p.error(f"--data-dir {args.data_dir}: no world.id, so no server wrote it")
-    if not os.path.isfile(args.map):
-        p.error(f"--map {args.map}: not a file")
 
     rounds, rows = [], []
     n = len(args.binaries)
