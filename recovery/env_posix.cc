@@ -1,5 +1,5 @@
 // PosixEnv: Env on open/pwrite/pread/fsync/fdatasync/rename/unlink/opendir. EINTR is retried;
-// ENOSPC/EDQUOT map to Status::NoSpace, everything else to IoError with strerror.
+// errors are core::ErrnoStatus (ENOSPC/EDQUOT: Status::NoSpace, else IoError with strerror).
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -14,12 +14,7 @@
 namespace recovery {
 namespace {
 
-core::Status ErrnoStatus(const char* op, const std::string& path, int err) {
-  std::string msg = std::string(op) + " " + path + ": " + std::strerror(err);
-  if (err == ENOSPC || err == EDQUOT) return core::Status::NoSpace(msg);
-  if (err == ENOENT) return core::Status::NotFound(msg);
-  return core::Status::IoError(msg);
-}
+using core::ErrnoStatus;
 
 class PosixFile final : public File {
  public:
@@ -85,28 +80,16 @@ class PosixFile final : public File {
 class PosixEnv final : public Env {
  public:
   core::Status Open(const std::string& path, OpenMode mode, std::unique_ptr<File>* file) override {
-    int flags = O_CLOEXEC;
+    int flags = 0;
     switch (mode) {
-      case OpenMode::kRead: flags |= O_RDONLY; break;
-      case OpenMode::kReadWrite: flags |= O_RDWR; break;
-      case OpenMode::kCreate: flags |= O_RDWR | O_CREAT; break;
-      case OpenMode::kCreateTrunc: flags |= O_RDWR | O_CREAT | O_TRUNC; break;
+      case OpenMode::kRead: flags = O_RDONLY; break;
+      case OpenMode::kReadWrite: flags = O_RDWR; break;
+      case OpenMode::kCreate: flags = O_RDWR | O_CREAT; break;
+      case OpenMode::kCreateTrunc: flags = O_RDWR | O_CREAT | O_TRUNC; break;
     }
-    // Without blocking: opening a FIFO for reading would wait for a writer (a start-up that hangs
-    // and, in the server, ignores SIGTERM), and a device is no log or backup either. O_NONBLOCK
-    // changes nothing for a regular file, whose reads and writes never block on it.
-    int fd = ::open(path.c_str(), flags | O_NONBLOCK, 0644);
-    if (fd < 0) return ErrnoStatus("open", path, errno);
-    struct stat st;
-    if (::fstat(fd, &st) != 0) {
-      const int err = errno;
-      ::close(fd);
-      return ErrnoStatus("fstat", path, err);
-    }
-    if (!S_ISREG(st.st_mode)) {
-      ::close(fd);
-      return core::Status::IoError("open " + path + ": not a regular file (" + core::NonRegularKind(st.st_mode) + ")");
-    }
+    // A FIFO, a directory or a device is no log or backup: refused, and a FIFO without waiting.
+    int fd;
+    if (core::Status s = core::OpenRegularFile(path, flags, &fd); !s.ok()) return s;
     *file = std::make_unique<PosixFile>(fd, path);
     return core::Status::OK();
   }
@@ -156,11 +139,16 @@ std::string JoinPath(const std::string& dir, const std::string& name) {
   return dir + "/" + name;
 }
 
-core::Status ReadWholeFile(Env* env, const std::string& path, std::string* out) {
+core::Status ReadWholeFile(Env* env, const std::string& path, uint64_t max_bytes, std::string* out) {
+  out->clear();
   std::unique_ptr<File> f;
   if (core::Status s = env->Open(path, OpenMode::kRead, &f); !s.ok()) return s;
   uint64_t size = 0;
   if (core::Status s = f->Size(&size); !s.ok()) return s;
+  if (size > max_bytes) {
+    return core::Status::Corruption(path + " is " + std::to_string(size) + " bytes, more than the " +
+                                    std::to_string(max_bytes) + " it can be");
+  }
   return f->Read(0, static_cast<size_t>(size), out);
 }
 
