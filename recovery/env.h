@@ -58,7 +58,9 @@ class Env {
 
 // Helpers built on Env.
 std::string JoinPath(const std::string& dir, const std::string& name);
-// Reads a whole file into *out.
-core::Status ReadWholeFile(Env* env, const std::string& path, std::string* out);
+// Reads a whole file into *out. A file larger than max_bytes is Corruption ("<path> is N bytes,
+// more than the M it can be") and nothing is read: a data directory's small files have a bound,
+// and a huge (sparse) file in one's place must not take the process's memory.
+core::Status ReadWholeFile(Env* env, const std::string& path, uint64_t max_bytes, std::string* out);
 
 }  // namespace recovery

@@ -40,8 +40,12 @@ void CheckBasicFileOps(Env* env, const std::string& dir) {
   REQUIRE(f->Truncate(5).ok());
   REQUIRE(f->Sync().ok());
   f.reset();
-  REQUIRE(ReadWholeFile(env, JoinPath(dir, "a"), &got).ok());
+  REQUIRE(ReadWholeFile(env, JoinPath(dir, "a"), 5, &got).ok());
   CHECK(got == "Jello");
+  core::Status too_long = ReadWholeFile(env, JoinPath(dir, "a"), 4, &got);
+  CHECK(too_long.code() == core::Status::Code::kCorruption);
+  CHECK(too_long.message() == JoinPath(dir, "a") + " is 5 bytes, more than the 4 it can be");
+  CHECK(got.empty());
   REQUIRE(env->Rename(JoinPath(dir, "a"), JoinPath(dir, "b")).ok());
   REQUIRE(env->SyncDir(dir).ok());
   CHECK_FALSE(env->FileExists(JoinPath(dir, "a")));
@@ -91,7 +95,7 @@ TEST_CASE("PosixEnv refuses what is not a regular file, without waiting on a pip
   s = Env::Posix()->Open("/dev/null", OpenMode::kRead, &f);
   CHECK(s.message() == "open /dev/null: not a regular file (a device)");
   std::string text;
-  CHECK(ReadWholeFile(Env::Posix(), fifo, &text).code() == core::Status::Code::kIoError);
+  CHECK(ReadWholeFile(Env::Posix(), fifo, 1 << 20, &text).code() == core::Status::Code::kIoError);
   std::filesystem::remove_all(dir);
 }
 

@@ -20,6 +20,15 @@ inline constexpr size_t kSegmentHeaderSize = 32;
 inline constexpr size_t kRecordHeaderSize = 16;
 // A payload larger than this is refused by the writer and treated as damage by the reader.
 inline constexpr uint32_t kMaxPayload = 64u << 20;
+// The largest LogOptions::segment_bytes a LogWriter accepts.
+inline constexpr uint64_t kMaxSegmentBytes = 1ull << 30;
+// No segment file the writer writes is longer: it rotates before a record would take a segment
+// past segment_bytes, unless the segment holds no record yet, and a record is at most its header
+// and kMaxPayload. A reader reads no further than this: the bytes past it were never written by
+// the writer, so the segment is damaged there (a torn tail, if it is the newest segment), and a
+// huge or sparse file in a segment's place costs at most this much memory.
+inline constexpr uint64_t kMaxSegmentFileBytes =
+    kMaxSegmentBytes + kSegmentHeaderSize + kRecordHeaderSize + kMaxPayload;
 
 // "log-000042.aslog"
 std::string SegmentFileName(uint64_t number);

@@ -140,46 +140,95 @@ core::Status ParseSegment(std::string_view data, const std::string& file, uint64
 
 namespace {
 
+// Reads at most lf::kMaxSegmentFileBytes of the segment at `path` from `offset` into *out, and
+// sets *file_size to the file's whole size.
+core::Status ReadSegmentBytes(File* f, uint64_t offset, uint64_t file_size, std::string* out) {
+  const uint64_t end = std::min<uint64_t>(file_size, lf::kMaxSegmentFileBytes);
+  if (offset >= end) {
+    out->clear();
+    return core::Status::OK();
+  }
+  return f->Read(offset, static_cast<size_t>(end - offset), out);
+}
+
+// A segment file longer than the writer ever writes one is damaged at lf::kMaxSegmentFileBytes,
+// unless a parse of the bytes before it (`local_end` of them in the parse's coordinates) found
+// damage sooner: the bytes past it were not read. It is a tail, the writer's or not: nothing
+// past it can be a record the writer acknowledged.
+void NoteOversize(uint64_t file_size, uint64_t local_end, SegmentInfo* info) {
+  if (file_size <= lf::kMaxSegmentFileBytes) return;
+  info->size_bytes = file_size;
+  if (info->damaged) return;
+  info->damaged = true;
+  info->damage_offset = local_end;
+  info->damage = "the file is " + std::to_string(file_size) + " bytes, longer than a segment is ever written (" +
+                 std::to_string(lf::kMaxSegmentFileBytes) + " at most)";
+  info->tail_only = true;
+}
+
+}  // namespace
+
+core::Status CheckSegmentFile(Env* env, const std::string& dir, const std::string& name, uint64_t number,
+                              SegmentInfo* info) {
+  *info = SegmentInfo{};
+  info->file = name;
+  info->number = number;
+  std::unique_ptr<File> f;
+  if (core::Status s = env->Open(JoinPath(dir, name), OpenMode::kRead, &f); !s.ok()) return s;
+  uint64_t size = 0;
+  if (core::Status s = f->Size(&size); !s.ok()) return s;
+  std::string data;
+  if (core::Status s = ReadSegmentBytes(f.get(), 0, size, &data); !s.ok()) return s;
+  (void)ParseSegment(data, name, number, info, nullptr);
+  NoteOversize(size, data.size(), info);
+  return core::Status::OK();
+}
+
+namespace {
+
 struct LoadedSegment {
   SegmentInfo info;
-  // The segment's header, then its bytes from offset 32 + skipped to the end: the records at or
-  // before after_tick that ReadSegmentAfter passed over are not in it.
+  // The segment's header, then its bytes from offset 32 + skipped to the end (or to
+  // lf::kMaxSegmentFileBytes): the records at or before after_tick that ReadSegmentAfter passed
+  // over are not in it.
   std::string data;
   uint64_t skipped = 0;
+  uint64_t file_size = 0;
   uint64_t walked_first_tick = 0, walked_last_tick = 0;  // of the records passed over; 0: none
 };
 
 // Reads the segment at `path` into seg->data without the records a recovery from `after_tick`
 // does not need: it walks the record headers (length and tick, 16 bytes each, one read per
 // record) from the segment's header while their ticks are at or before after_tick, and reads
-// the rest whole. The walk checks only what it must to find the next header (the length fits
-// the file, the ticks rise); it stops at the first header that fails, so that ParseSegment
-// reports that spot from the bytes, as before. So a record at or before after_tick is no longer
-// checksummed: recovery does not replay it (LevelDB and PostgreSQL likewise read no log from
-// before their checkpoint). With after_tick 0, or a segment header that does not verify, the
-// whole file is read.
+// the rest whole, up to lf::kMaxSegmentFileBytes. The walk checks only what it must to find the
+// next header (the length fits the file, the ticks rise); it stops at the first header that
+// fails, so that ParseSegment reports that spot from the bytes, as before. So a record at or
+// before after_tick is no longer checksummed: recovery does not replay it (LevelDB and
+// PostgreSQL likewise read no log from before their checkpoint). With after_tick 0, or a segment
+// header that does not verify, the whole file is read.
 core::Status ReadSegmentAfter(Env* env, const std::string& path, uint64_t after_tick,
                               LoadedSegment* seg) {
   seg->skipped = seg->walked_first_tick = seg->walked_last_tick = 0;
-  if (after_tick == 0) return ReadWholeFile(env, path, &seg->data);
   std::unique_ptr<File> f;
   if (core::Status s = env->Open(path, OpenMode::kRead, &f); !s.ok()) return s;
-  uint64_t size = 0;
+  uint64_t& size = seg->file_size;
   if (core::Status s = f->Size(&size); !s.ok()) return s;
+  if (after_tick == 0) return ReadSegmentBytes(f.get(), 0, size, &seg->data);
   std::string header;
   if (core::Status s = f->Read(0, lf::kSegmentHeaderSize, &header); !s.ok()) return s;
   if (header.size() < lf::kSegmentHeaderSize || !SegmentHeaderVerifies(header.data())) {
-    return f->Read(0, static_cast<size_t>(size), &seg->data);  // ParseSegment says what is wrong
+    return ReadSegmentBytes(f.get(), 0, size, &seg->data);  // ParseSegment says what is wrong
   }
   const uint64_t header_first_tick = DecodeFixed64(header.data() + 16);
+  const uint64_t end = std::min<uint64_t>(size, lf::kMaxSegmentFileBytes);
   uint64_t pos = lf::kSegmentHeaderSize, last = 0;
   std::string rec;
-  while (size - pos >= lf::kRecordHeaderSize) {
+  while (end - pos >= lf::kRecordHeaderSize) {
     if (core::Status s = f->Read(pos, lf::kRecordHeaderSize, &rec); !s.ok()) return s;
     if (rec.size() < lf::kRecordHeaderSize) break;
     const uint32_t len = DecodeFixed32(rec.data() + 4);
     const uint64_t tick = DecodeFixed64(rec.data() + 8);
-    if (tick > after_tick || !RecordFits(len, size - pos) || tick <= last || tick < header_first_tick) {
+    if (tick > after_tick || !RecordFits(len, end - pos) || tick <= last || tick < header_first_tick) {
       break;
     }
     if (last == 0) seg->walked_first_tick = tick;
@@ -191,7 +240,7 @@ core::Status ReadSegmentAfter(Env* env, const std::string& path, uint64_t after_
   // One read of the rest and the 32 bytes before it (the last skipped record's tail, or the
   // header itself), which the header then overwrites: no second copy of the rest.
   const uint64_t from = pos - lf::kSegmentHeaderSize;
-  if (core::Status s = f->Read(from, static_cast<size_t>(size - from), &seg->data); !s.ok()) return s;
+  if (core::Status s = ReadSegmentBytes(f.get(), from, size, &seg->data); !s.ok()) return s;
   seg->data.replace(0, lf::kSegmentHeaderSize, header);
   return core::Status::OK();
 }
@@ -229,6 +278,7 @@ core::Status ValidateAll(Env* env, const std::string& dir, const LogScanOptions&
     });
     if (!gap.ok()) return gap;
     SegmentInfo& info = seg.info;
+    NoteOversize(seg.file_size, seg.data.size(), &info);
     if (info.damaged) {
       // Offsets in seg.data past its header are file offsets less the records passed over.
       const uint64_t local = info.damage_offset;
@@ -240,7 +290,7 @@ core::Status ValidateAll(Env* env, const std::string& dir, const LogScanOptions&
       report->truncated = true;
       report->truncated_file = it->second;
       report->truncated_offset = info.damage_offset;
-      report->truncated_bytes = seg.data.size() - local;
+      report->truncated_bytes = seg.file_size - info.damage_offset;
       if (options.repair_tail) {
         std::unique_ptr<File> f;
         if (core::Status s = env->Open(path, OpenMode::kReadWrite, &f); !s.ok()) return s;
@@ -248,6 +298,7 @@ core::Status ValidateAll(Env* env, const std::string& dir, const LogScanOptions&
         if (core::Status s = f->Sync(); !s.ok()) return s;
       }
       seg.data.resize(local);
+      if (seg.file_size > lf::kMaxSegmentFileBytes) seg.data.shrink_to_fit();  // up to 1 GiB unused
     }
     // The segment's first record may be one the walk passed over (info.last_tick is then at
     // least its last).

@@ -37,6 +37,13 @@ core::Status ParseSegment(std::string_view data, const std::string& file, uint64
                           SegmentInfo* info,
                           const std::function<core::Status(uint64_t, std::string_view)>& fn);
 
+// Reads the segment file `name` in `dir` and checks it as ParseSegment does, into *info. At
+// most log_format::kMaxSegmentFileBytes are read: a longer file is damaged there (a tail), if
+// not sooner, and info->size_bytes is its whole size. Returns the open's or the read's error;
+// damage is in *info, not in the status. aftershock-inspect's per-segment check.
+core::Status CheckSegmentFile(Env* env, const std::string& dir, const std::string& name, uint64_t number,
+                              SegmentInfo* info);
+
 struct LogScanOptions {
   bool repair_tail = true;  // truncate (and sync) a torn tail of the newest segment
   uint64_t after_tick = 0;  // deliver only records with tick > after_tick

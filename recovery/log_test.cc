@@ -2,6 +2,9 @@
 // torn tails at every byte, corruption in the middle, segment deletion, sticky fsync errors,
 // ENOSPC, tick gaps.
 #include <catch2/catch.hpp>
+#include <unistd.h>
+
+#include <filesystem>
 #include <map>
 #include <string>
 
@@ -387,6 +390,70 @@ TEST_CASE("log refuses out-of-order ticks and reports gaps between segments", "[
   CHECK(got.empty());
   REQUIRE(Scan(&env, &got, &report, 7).ok());
   CHECK(got.size() == 3);
+}
+
+
+// A segment file far longer than the writer ever writes one (here sparse, as a file system may
+// leave one after a crash, or a mistaken `truncate`): before, the reader allocated the whole file
+// (a 200 GiB one aborted with std::bad_alloc). Now it reads at most kMaxSegmentFileBytes, finds
+// the records the writer wrote, and cuts the rest as a torn tail. On the real file system,
+// since FaultEnv keeps files in memory.
+TEST_CASE("log segment far past the largest size written is read only up to it, its tail cut",
+          "[log]") {
+  std::string dir = (std::filesystem::temp_directory_path() / "aftershock-log-XXXXXX").string();
+  REQUIRE(::mkdtemp(dir.data()) != nullptr);
+  LogOptions o;
+  o.dir = dir;
+  auto log = std::unique_ptr<LogWriter>();
+  REQUIRE(LogWriter::Open(o, &log).ok());
+  AppendTicks(log.get(), 1, 9);
+  REQUIRE(log->Close().ok());
+  log.reset();
+  const std::string name = log_format::SegmentFileName(1);
+  const std::string path = JoinPath(dir, name);
+  constexpr uint64_t kHuge = 64ull << 30;
+  const uint64_t end = OffsetOfTick(10);
+
+  REQUIRE(::truncate(path.c_str(), static_cast<off_t>(kHuge)) == 0);
+  SegmentInfo info;
+  REQUIRE(CheckSegmentFile(Env::Posix(), dir, name, 1, &info).ok());  // aftershock-inspect's check
+  CHECK(info.records == 9);
+  CHECK(info.size_bytes == kHuge);
+  CHECK(info.damaged);
+  CHECK(info.damage_offset == end);
+  CHECK(info.tail_only);
+
+  for (uint64_t after : {0, 4}) {  // the whole file read, and the walk past the records before 4
+    CAPTURE(after);
+    REQUIRE(::truncate(path.c_str(), static_cast<off_t>(kHuge)) == 0);
+    std::map<uint64_t, std::string> got;
+    LogScanReport report;
+    LogScanOptions so;
+    so.after_tick = after;
+    REQUIRE(ScanLog(Env::Posix(), dir, so, [&](uint64_t tick, std::string_view p) {
+      got[tick] = std::string(p);
+      return core::Status::OK();
+    }, &report).ok());
+    CHECK(got.size() == 9 - after);
+    CHECK(got.rbegin()->second == PayloadOf(9));
+    CHECK(report.truncated);
+    CHECK(report.truncated_offset == end);
+    CHECK(report.truncated_bytes == kHuge - end);
+    CHECK(std::filesystem::file_size(path) == end);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("log writer refuses a segment size past the largest a reader reads", "[log]") {
+  FaultEnv env;
+  LogOptions o;
+  o.env = &env;
+  o.dir = kDir;
+  o.segment_bytes = log_format::kMaxSegmentBytes + 1;
+  std::unique_ptr<LogWriter> log;
+  const core::Status s = LogWriter::Open(o, &log);
+  CHECK(s.code() == core::Status::Code::kInvalidArgument);
+  CHECK(s.message().find("segment_bytes") != std::string::npos);
 }
 
 }  // namespace recovery

@@ -39,6 +39,10 @@ LogWriter::LogWriter(const LogOptions& options) : options_(options) {}
 core::Status LogWriter::Open(const LogOptions& options, std::unique_ptr<LogWriter>* out) {
   if (options.dir.empty()) return core::Status::InvalidArgument("log: no directory given");
   if (options.next_tick == 0) return core::Status::InvalidArgument("log: ticks start at 1");
+  if (options.segment_bytes > lf::kMaxSegmentBytes) {
+    return core::Status::InvalidArgument("log: segment_bytes " + std::to_string(options.segment_bytes) +
+                                         " is more than " + std::to_string(lf::kMaxSegmentBytes));
+  }
   std::unique_ptr<LogWriter> log(new LogWriter(options));
   std::vector<std::string> names;
   if (core::Status s = options.env->ListDir(options.dir, &names); !s.ok()) return s;

@@ -33,7 +33,8 @@ struct LogOptions {
   std::string dir;                          // must exist; segments are created inside
   SyncMode sync_mode = SyncMode::kSync;
   int async_flush_ms = 10;                  // kAsync: interval between fdatasyncs
-  uint64_t segment_bytes = 64ull << 20;     // rotate to a new segment past this size
+  uint64_t segment_bytes = 64ull << 20;     // rotate to a new segment past this size; at most
+                                            // log_format::kMaxSegmentBytes
   uint64_t next_tick = 1;                   // tick of the first record Append will accept
 };
 

@@ -100,12 +100,10 @@ LogSummary ReportLog(recovery::Env* env, const std::string& dir, const std::vect
   for (const std::string& n : names) {
     uint64_t number;
     if (!lf::ParseSegmentFileName(n, &number)) continue;
-    std::string data;
     recovery::SegmentInfo info;
-    info.file = n;
-    core::Status s = recovery::ReadWholeFile(env, recovery::JoinPath(dir, n), &data);
-    if (s.ok()) (void)recovery::ParseSegment(data, n, number, &info, nullptr);
-    else info.damaged = true, info.damage = s.ToString();
+    if (core::Status s = recovery::CheckSegmentFile(env, dir, n, number, &info); !s.ok()) {
+      info.damaged = true, info.damage = s.ToString();
+    }
     sum.segments[number] = info;
   }
   std::printf("Log segments: %zu\n", sum.segments.size());
