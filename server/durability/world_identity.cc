@@ -129,7 +129,7 @@ core::Status ParseIdentity(std::string_view text, const std::string& file, World
 core::Status ReadIdentity(recovery::Env* env, const std::string& dir, WorldIdentity* out) {
   const std::string path = recovery::JoinPath(dir, kIdentityFileName);
   std::string text;
-  core::Status s = recovery::ReadWholeFile(env, path, &text);
+  core::Status s = recovery::ReadWholeFile(env, path, kMaxIdentityBytes, &text);
   if (s.code() == core::Status::Code::kNotFound) {  // only that: a denied read says so itself
     return core::Status::InvalidArgument("data dir " + dir + " has no " + kIdentityFileName +
                                          ": it is missing, or no server wrote it");

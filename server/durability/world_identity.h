@@ -16,6 +16,8 @@
 namespace durability {
 
 inline constexpr char kIdentityFileName[] = "world.id";
+// FormatIdentity's text is a few hundred bytes; a longer world.id is damage, refused unread.
+inline constexpr uint64_t kMaxIdentityBytes = 4096;
 
 struct WorldIdentity {
   uint64_t map_hash = 0;
@@ -37,7 +39,8 @@ core::Status ParseIdentity(std::string_view text, const std::string& file, World
 bool HoldsState(const std::vector<std::string>& names);
 
 // Reads dir/world.id without writing anything. NotFound-like InvalidArgument if it is missing
-// (the directory is not a data directory a server wrote), Corruption if it does not parse.
+// (the directory is not a data directory a server wrote), Corruption if it does not parse or is
+// longer than kMaxIdentityBytes.
 core::Status ReadIdentity(recovery::Env* env, const std::string& dir, WorldIdentity* out);
 // dir/world.id must exist and equal `mine`, else InvalidArgument saying what differs. Read only
 // (aftershock-replay); the server's start-up uses CheckOrCreateIdentity.

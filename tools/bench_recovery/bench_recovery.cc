@@ -405,11 +405,8 @@ int Main(int argc, char** argv) {
   }
 
   recovery::Env* env = recovery::Env::Posix();
-  const std::string id_path = recovery::JoinPath(dir, durability::kIdentityFileName);
-  std::string text;
   durability::WorldIdentity id;
-  core::Status s = recovery::ReadWholeFile(env, id_path, &text);
-  if (s.ok()) s = durability::ParseIdentity(text, id_path, &id);
+  core::Status s = durability::ReadIdentity(env, dir, &id);
   maps::Map map;
   if (s.ok()) s = maps::LoadMap(map_path, &map);
   if (!s.ok()) {
