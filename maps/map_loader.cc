@@ -5,10 +5,7 @@
 // speed) must be numbers: a bad one is an error naming the value's position.
 #include "maps/map_loader.h"
 
-#include <sys/stat.h>
-
 #include <cmath>
-#include <fstream>
 #include <sstream>
 #include <unordered_map>
 
@@ -21,7 +18,6 @@ namespace {
 
 constexpr double kPi = 3.14159265358979323846;
 constexpr float kDefaultPushSpeed = 1000;
-constexpr std::streamsize kMaxFileBytes = 256 << 20;
 
 bool StartsWith(const std::string& s, std::string_view prefix) {
   return s.compare(0, prefix.size(), prefix) == 0;
@@ -367,21 +363,8 @@ core::Status ParseMap(std::string_view text, const std::string& name, Map* out) 
 core::Status LoadMap(const std::string& path, Map* out) {
   *out = Map{};
   out->path = path;
-  // Before opening: a directory "opens" and reports a huge size, and a pipe would block.
-  if (struct stat st; ::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-    return core::Status::InvalidArgument(path + ": not a map file (" + core::NonRegularKind(st.st_mode) + ")");
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return core::Status::IoError(path + ": cannot open map file");
-  in.seekg(0, std::ios::end);
-  std::streamsize size = in.tellg();
-  if (size < 0) return core::Status::IoError(path + ": cannot read map file size");
-  if (size > kMaxFileBytes) {
-    return core::Status::InvalidArgument(path + ": map file larger than 256 MiB");
-  }
-  std::string text(static_cast<size_t>(size), '\0');
-  in.seekg(0);
-  if (!in.read(text.data(), size)) return core::Status::IoError(path + ": cannot read map file");
+  std::string text;
+  if (core::Status s = core::ReadRegularFile(path, kMaxMapFileBytes, &text, "map file"); !s.ok()) return s;
   return ParseMap(text, path, out);
 }
 

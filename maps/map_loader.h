@@ -7,6 +7,7 @@
 // On failure *out is reset to an empty Map (only `path` set). Thread-safe: no shared state.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -15,7 +16,11 @@
 
 namespace maps {
 
-// Reads and parses the file at `path`.
+// LoadMap refuses a longer file unread.
+inline constexpr uint64_t kMaxMapFileBytes = 256 << 20;
+
+// Reads and parses the file at `path`: a regular file (a pipe or a directory is refused without
+// waiting on it) of at most kMaxMapFileBytes.
 core::Status LoadMap(const std::string& path, Map* out);
 
 // Parses `text`; `name` is used in messages in place of a file name.

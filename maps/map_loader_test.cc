@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <fstream>
 #include <string>
 
 #include "maps/map_loader.h"
@@ -348,21 +349,31 @@ TEST_CASE("our generated maps load and meet their minimums") {
   }
 }
 
-// A directory given as --map "opened" and reported a size past 256 MiB; a pipe would block.
-TEST_CASE("LoadMap refuses a directory or a pipe by name, without opening it") {
+// A directory given as --map "opened" and reported a size past 256 MiB; a pipe would block; a
+// huge file would be allocated whole before the parser saw it.
+TEST_CASE("LoadMap refuses a directory, a pipe or a huge file by name, without reading it") {
   Map map;
   core::Status s = LoadMap("maps", &map);
-  CHECK(s.code() == core::Status::Code::kInvalidArgument);
-  CHECK(s.message() == "maps: not a map file (a directory)");
+  CHECK(s.code() == core::Status::Code::kIoError);
+  CHECK(s.message() == "open maps: not a map file (a directory)");
   const std::string fifo = "/tmp/aftershock_map_loader_fifo_" + std::to_string(::getpid());
   ::unlink(fifo.c_str());
   REQUIRE(::mkfifo(fifo.c_str(), 0644) == 0);
   s = LoadMap(fifo, &map);
-  CHECK(s.message() == fifo + ": not a map file (a pipe)");
+  CHECK(s.message() == "open " + fifo + ": not a map file (a pipe)");
   ::unlink(fifo.c_str());
   s = LoadMap("maps/no_such.map", &map);
-  CHECK(s.code() == core::Status::Code::kIoError);
-  CHECK(s.message() == "maps/no_such.map: cannot open map file");
+  CHECK(s.code() == core::Status::Code::kNotFound);
+  CHECK(s.message() == "open maps/no_such.map: No such file or directory");
+  const std::string huge = "/tmp/aftershock_map_loader_huge_" + std::to_string(::getpid()) + ".map";
+  {
+    std::ofstream create(huge);
+  }
+  REQUIRE(::truncate(huge.c_str(), (256 << 20) + 1) == 0);  // sparse: no disk used
+  s = LoadMap(huge, &map);
+  CHECK(s.code() == core::Status::Code::kInvalidArgument);
+  CHECK(s.message() == huge + ": a map file of 268435457 bytes, more than the 268435456 bytes one can hold");
+  ::unlink(huge.c_str());
 }
 
 }  // namespace

@@ -224,13 +224,5 @@ TEST_CASE("too many faces in one brush is an error") {
   CHECK(s.message() == "many.map:260:1: expected '}' (at most 256 faces per brush), found '('");
 }
 
-TEST_CASE("LoadMap reports a missing file as an I/O error naming it") {
-  Map map;
-  core::Status s = LoadMap("maps/no_such_map.map", &map);
-  REQUIRE_FALSE(s.ok());
-  CHECK(s.code() == core::Status::Code::kIoError);
-  CHECK(s.message().find("maps/no_such_map.map") == 0);
-}
-
 }  // namespace
 }  // namespace maps

@@ -6,10 +6,10 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
+#include "maps/map_loader.h"
 #include "server/core/atomic_file.h"
+#include "server/core/file_kind.h"
 #include "server/core/hash.h"
 #include "server/vis/pvs_format.h"
 
@@ -42,16 +42,6 @@ class Reader {
  private:
   const char* p_;
 };
-
-core::Status ReadWholeFile(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return core::Status::NotFound("open " + path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  if (in.bad()) return core::Status::IoError("read " + path);
-  *out = ss.str();
-  return core::Status::OK();
-}
 
 std::string Hex(uint64_t v) {
   char buf[17];
@@ -157,14 +147,15 @@ core::Status LoadOrBuildPvs(const maps::Map& map, const collision::CollisionWorl
   const auto t0 = std::chrono::steady_clock::now();
   *report = PvsCacheReport{};
   std::string map_bytes;
-  core::Status s = ReadWholeFile(map.path, &map_bytes);
-  if (!s.ok()) return core::Status::IoError("pvs cache: cannot read map " + map.path);
+  core::Status s = core::ReadRegularFile(map.path, maps::kMaxMapFileBytes, &map_bytes, "map file");
+  if (!s.ok()) return core::Status::IoError("pvs cache: cannot read the map: " + s.message());
   const uint64_t key = CacheKey(map_bytes, params);
   if (!cache_dir.empty()) {
     report->path = (std::filesystem::path(cache_dir) / (Hex(key) + ".pvs")).string();
     std::string bytes;
-    if (ReadWholeFile(report->path, &bytes).ok()) {
-      s = ParsePvs(bytes, key, out, &report->stats);
+    s = core::ReadRegularFile(report->path, format::kMaxFileBytes, &bytes, "PVS cache file");
+    if (s.code() != core::Status::Code::kNotFound) {
+      if (s.ok()) s = ParsePvs(bytes, key, out, &report->stats);
       if (s.ok()) {
         report->loaded = true;
         report->load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -178,8 +169,15 @@ core::Status LoadOrBuildPvs(const maps::Map& map, const collision::CollisionWorl
   if (!cache_dir.empty()) {
     std::error_code ec;
     std::filesystem::create_directories(cache_dir, ec);
-    s = ec ? core::Status::IoError("create " + cache_dir + ": " + ec.message())
-           : core::WriteFileAtomically(report->path, SerializePvs(*out, key, report->stats));
+    const std::string bytes = SerializePvs(*out, key, report->stats);
+    if (ec) {
+      s = core::Status::IoError("create " + cache_dir + ": " + ec.message());
+    } else if (bytes.size() > format::kMaxFileBytes) {
+      s = core::Status::InvalidArgument("not saved: " + std::to_string(bytes.size()) + " bytes, more than " +
+                                        std::to_string(format::kMaxFileBytes) + " a cache file may hold");
+    } else {
+      s = core::WriteFileAtomically(report->path, bytes);
+    }
     if (!s.ok()) report->save_error = s.ToString();
   }
   report->load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -32,5 +32,8 @@ inline constexpr uint32_t kVersion = 1;
 inline constexpr size_t kHeaderBytes = 8 + 4 + 4 + 8 + 12 + 4 + 12 + 4 + 4 + 8 + 12 + 16 + 16;
 inline constexpr uint64_t kTrailerSeed = 0x5056535452ULL;
 inline constexpr int kMaxCells = 1 << 24;  // a reader refuses larger grids before allocating
+// A cache file is at most this long: a longer PVS is not saved, and a longer file is not read (it
+// cannot be one of ours), so a huge file in the cache costs a rebuild, not the server's memory.
+inline constexpr uint64_t kMaxFileBytes = 1ull << 30;
 
 }  // namespace vis::format

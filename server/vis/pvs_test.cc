@@ -1,5 +1,6 @@
 // Tests of the PVS: conservative against exact line of sight, deterministic across thread
 // counts, cached by map content, and a damaged cache file is rejected and rebuilt.
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
@@ -11,6 +12,7 @@
 #include "server/vis/pvs_build.h"
 #include "server/vis/pvs_cache.h"
 #include "server/vis/pvs_check.h"
+#include "server/vis/pvs_format.h"
 
 namespace {
 
@@ -192,6 +194,29 @@ TEST_CASE("the cache is reused, rebuilt when the map changes, and a damaged file
       CHECK(r4.loaded);  // the damaged file was replaced by a good one
       CHECK(reloaded.words() == first.words());
     }
+  }
+  SECTION("a huge file is rejected unread, and replaced") {
+    REQUIRE(::truncate(r1.path.c_str(), static_cast<off_t>(vis::format::kMaxFileBytes + 1)) == 0);  // sparse
+    vis::Pvs rebuilt;
+    vis::PvsCacheReport r3;
+    REQUIRE(vis::LoadOrBuildPvs(l.map, *l.collision, {}, cache.string(), &rebuilt, &r3).ok());
+    CHECK_FALSE(r3.loaded);
+    CHECK(r3.rejected.find("a PVS cache file of 1073741825 bytes, more than") != std::string::npos);
+    CHECK(rebuilt.words() == first.words());
+    CHECK(fs::file_size(r1.path) == ReadFile(r1.path).size());
+    CHECK(fs::file_size(r1.path) < 1000000);
+  }
+  SECTION("a pipe in the file's place is rejected without waiting on it, and left alone") {
+    fs::remove(r1.path);
+    REQUIRE(::mkfifo(r1.path.c_str(), 0644) == 0);
+    vis::Pvs rebuilt;
+    vis::PvsCacheReport r3;
+    REQUIRE(vis::LoadOrBuildPvs(l.map, *l.collision, {}, cache.string(), &rebuilt, &r3).ok());
+    CHECK_FALSE(r3.loaded);
+    CHECK(r3.rejected.find("not a PVS cache file (a pipe)") != std::string::npos);
+    CHECK(r3.save_error.find("is not a regular file (a pipe)") != std::string::npos);
+    CHECK(rebuilt.words() == first.words());
+    CHECK(fs::is_fifo(r1.path));
   }
 }
 
