@@ -1,6 +1,9 @@
 // Durability: start-up recovery into the World, then the per-tick log / wait / checkpoint calls.
 #include "server/durability/durability.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -10,6 +13,7 @@
 
 #include "recovery/backup_format.h"
 #include "recovery/recover.h"
+#include "server/core/file_kind.h"
 #include "server/core/steady_clock.h"
 #include "server/durability/parallel_replay.h"
 #include "server/durability/tick_apply.h"
@@ -440,10 +444,14 @@ core::Status Durability::OpenWriters() {
   if (!s.ok()) return s;
 
   if (!options_.hash_log_path.empty()) {
-    hash_log_ = std::fopen(options_.hash_log_path.c_str(), "a");
+    int fd;
+    s = core::OpenRegularFile(options_.hash_log_path, O_WRONLY | O_APPEND | O_CREAT, &fd, "hash log");
+    if (!s.ok()) return s;
+    hash_log_ = ::fdopen(fd, "a");
     if (hash_log_ == nullptr) {
-      return core::Status::IoError("open hash log " + options_.hash_log_path + ": " +
-                                   std::strerror(errno));
+      const int err = errno;
+      ::close(fd);
+      return core::Status::IoError("open hash log " + options_.hash_log_path + ": " + std::strerror(err));
     }
   }
   // Only the algorithms that track writes need to hear of them, each at its moment: cou before

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <map>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "recovery/backup_format.h"
@@ -157,6 +158,13 @@ TEST_CASE("a data directory of another map or configuration is refused") {
   env3.PutFile("/data/dur/world.id", "aftershock-world 1\nmap_hash x\n");
   s = OpenIn(&env3, recovery::Algorithm::kCou, &other, &rep, &dur);
   CHECK(s.code() == core::Status::Code::kCorruption);
+
+  // A world.id longer than one can be is refused unread (a huge one used to abort the server).
+  recovery::FaultEnv env4;
+  env4.PutFile("/data/dur/world.id", std::string(kMaxIdentityBytes + 1, 'x'));
+  s = OpenIn(&env4, recovery::Algorithm::kCou, &other, &rep, &dur);
+  CHECK(s.code() == core::Status::Code::kCorruption);
+  CHECK(s.message() == "/data/dur/world.id is 4097 bytes, more than the 4096 it can be");
 }
 
 TEST_CASE("identity text round trip") {
@@ -256,13 +264,31 @@ TEST_CASE("the hash log holds the live hash of every logged tick") {
   std::filesystem::remove(path);
 }
 
+// A pipe in the hash log's place used to block the server's start-up until a reader came.
+TEST_CASE("a hash log that is not a regular file is refused at once") {
+  recovery::FaultEnv env;
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("dur_hash_fifo_" + std::to_string(::getpid()) + ".log");
+  std::filesystem::remove(path);
+  REQUIRE(::mkfifo(path.c_str(), 0644) == 0);
+  auto w = Arena();
+  DurabilityOptions o = Options(&env, recovery::Algorithm::kCou);
+  o.hash_log_path = path.string();
+  WorldRecoveryReport rep;
+  std::unique_ptr<Durability> dur;
+  const core::Status s = Durability::Open(o, w.world.get(), &rep, &dur);
+  CHECK(s.code() == core::Status::Code::kIoError);
+  CHECK(s.message() == "open " + path.string() + ": not a hash log (a pipe)");
+  std::filesystem::remove(path);
+}
+
 // Every file of dir with its bytes (to show that a read-only recovery wrote nothing).
 std::map<std::string, std::string> DirContents(recovery::Env* env, const std::string& dir) {
   std::vector<std::string> names;
   REQUIRE(env->ListDir(dir, &names).ok());
   std::map<std::string, std::string> out;
   for (const std::string& n : names) {
-    REQUIRE(recovery::ReadWholeFile(env, recovery::JoinPath(dir, n), &out[n]).ok());
+    REQUIRE(recovery::ReadWholeFile(env, recovery::JoinPath(dir, n), 1ull << 30, &out[n]).ok());
   }
   return out;
 }

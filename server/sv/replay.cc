@@ -1,18 +1,21 @@
 // Replay: the trace read-only into memory, then the server's frame phases over it, timed.
 #include "server/sv/replay.h"
 
+#include <fcntl.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <thread>
-
-#include <spdlog/spdlog.h>
 
 #include "maps/map_loader.h"
 #include "recovery/backup_format.h"
 #include "recovery/env.h"
+#include "server/core/file_kind.h"
 #include "server/core/steady_clock.h"
 #include "server/durability/durability.h"
 #include "server/durability/tick_apply.h"
@@ -189,18 +192,31 @@ core::Status Replay::LoadTrace() {
 
 // hash.log lines are "log-tick state-hash" (Durability::AppendTickRecord): the live server's
 // hash after each tick's commands. The last line for a tick wins (a restart appends again).
+// Read as a stream: the file grows by a line a tick for as long as the server keeps it.
 void Replay::ReadRecordedHashes() {
-  std::ifstream in(options_.data_dir + "/" + kHashLogName);
-  if (!in) return;
+  const std::string path = recovery::JoinPath(options_.data_dir, kHashLogName);
+  int fd;
+  if (core::Status s = core::OpenRegularFile(path, O_RDONLY, &fd); !s.ok()) {
+    if (s.code() != core::Status::Code::kNotFound) spdlog::warn("{} not read: {}", kHashLogName, s.ToString());
+    return;
+  }
+  std::FILE* in = ::fdopen(fd, "r");
+  if (in == nullptr) {
+    ::close(fd);
+    return;
+  }
   const uint64_t want = last_tick();
-  std::string line;
-  while (std::getline(in, line)) {
+  char line[128];
+  bool line_start = true;  // a line longer than the buffer is read in pieces; only its first counts
+  while (std::fgets(line, sizeof line, in) != nullptr) {
     unsigned long long tick = 0, hash = 0;
-    if (std::sscanf(line.c_str(), "%llu %llx", &tick, &hash) == 2 && tick == want) {
+    if (line_start && std::sscanf(line, "%llu %llx", &tick, &hash) == 2 && tick == want) {
       recorded_hash_ = hash;
       recorded_hash_source_ = kHashLogName;
     }
+    line_start = std::strchr(line, '\n') != nullptr;
   }
+  std::fclose(in);
 }
 
 // A backup of tick T holds the live state after T, so its hash is the recorded one for

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include <sched.h>
+#include <sys/stat.h>
 #include <spdlog/spdlog.h>
 
 #include "recovery/backup_format.h"
@@ -234,6 +235,16 @@ TEST_CASE("replay up to a backup's tick without hash.log compares against the ba
   CHECK(damaged.replay.recorded_hash_source == "none");
   CHECK(damaged.replay.state_hash == live[newest_tick]);
   CHECK(Listing(dir) == damaged_before);
+
+  // A pipe named hash.log is passed over with a warning, as no hash.log: the replay used to wait
+  // on it for a writer, for good.
+  REQUIRE(::mkfifo((dir + "/hash.log").c_str(), 0644) == 0);
+  const auto& [oldest_tick, oldest_name] = *backups.begin();
+  o.to_tick = oldest_tick;
+  const sv::StatsReport piped = RunReplay(o);
+  REQUIRE(piped.replay.has_recorded_hash);
+  CHECK(piped.replay.recorded_hash_source == oldest_name);
+  CHECK(piped.replay.state_hash == live[oldest_tick]);
   fs::remove_all(dir);
 }
 
