@@ -274,9 +274,9 @@ core::Status MetricsServer::Start(const std::string& bind_address, uint16_t port
                                   const MetricsBoard* board, std::unique_ptr<MetricsServer>* out) {
   std::unique_ptr<MetricsServer> m(new MetricsServer());
   m->http_ = std::make_unique<httplib::Server>();
-  // One worker: a scrape is cheap, and the frame threads keep the cores. (Four were tried: under
-  // ThreadSanitizer two workers of Debian's libcpp-httplib 0.11 raced inside the library, so the
-  // worker stays single.) A worker serves one connection at a time, and with the library's 5 s
+  // One worker: a scrape is cheap, and the frame threads keep the cores. (Four were tried: TSan
+  // reported two workers racing inside Debian's libcpp-httplib 0.11, which is built without TSan,
+  // so the report can be neither trusted nor dismissed; see docs/stats.md.) A worker serves one connection at a time, and with the library's 5 s
   // keep-alive a second scraper's idle connection (an HA pair of Prometheus servers), or any
   // client that connected and sent nothing, held every scrape back by up to 5 s. So: one request
   // per connection (Connection: close; a scraper comes every few seconds and gains nothing from
