@@ -4,7 +4,10 @@
 #include <catch2/catch.hpp>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstring>
 #include <filesystem>
+#include <future>
 #include <map>
 #include <string>
 
@@ -165,6 +168,56 @@ TEST_CASE("log torn tail at every byte offset of the last record is cut, once", 
       CHECK_FALSE(report.truncated);
       CHECK(got.size() == 8);
     }
+  }
+}
+
+// Whether a damaged spot is a torn tail is a search for a valid record after it. That search
+// checksummed every offset whose 16 bytes looked like a record header that fits: after 24 MiB of
+// 0x01 bytes (each offset a header of a 16 MiB record) the server's start-up checksummed for
+// minutes, ignoring SIGTERM. A record of the writer's holds a tick the bytes before it can
+// reach (ticks are consecutive), and the checksums have a budget; spent, the answer is the
+// safe one: Corruption, nothing cut. Each scan runs against a deadline, for the old behaviour.
+TEST_CASE("log torn-tail search is bounded on tails that look like record headers", "[log][fault]") {
+  FaultEnv base;
+  const std::string full = LogNineTicks(&base);
+  const std::string file = JoinPath(kDir, log_format::SegmentFileName(1));
+  const size_t tail_at = OffsetOfTick(10);
+  auto scan_within_60s = [](FaultEnv* env, std::map<uint64_t, std::string>* got, LogScanReport* report) {
+    auto done = std::async(std::launch::async, [&] { return Scan(env, got, report); });
+    if (done.wait_for(std::chrono::seconds(60)) != std::future_status::ready) {
+      FAIL_CHECK("the torn-tail search ran for over 60 s");
+    }
+    return done.get();  // waits for it, however long
+  };
+  SECTION("bytes whose ticks no record of the writer's could hold: a torn tail, cut") {
+    FaultEnv env;
+    env.PutFile(file, full + std::string(24u << 20, '\x01'));
+    std::map<uint64_t, std::string> got;
+    LogScanReport report;
+    const core::Status s = scan_within_60s(&env, &got, &report);
+    REQUIRE(s.ok());
+    CHECK(got.size() == 9);
+    CHECK(report.truncated);
+    CHECK(report.truncated_offset == tail_at);
+  }
+  SECTION("headers with the next tick at every 16th byte and bad checksums: Corruption, kept") {
+    std::string header(16, '\0');
+    const uint32_t len = 1u << 20;
+    const uint64_t tick = 10;
+    std::memcpy(&header[4], &len, 4);  // little-endian on the machines we run on, as the format
+    std::memcpy(&header[8], &tick, 8);
+    std::string tail;
+    while (tail.size() < (24u << 20)) tail += header;
+    FaultEnv env;
+    env.PutFile(file, full + tail);
+    std::map<uint64_t, std::string> got;
+    LogScanReport report;
+    const core::Status s = scan_within_60s(&env, &got, &report);
+    CHECK(s.code() == core::Status::Code::kCorruption);
+    CHECK(got.empty());
+    std::string after;
+    REQUIRE(env.GetFile(file, &after));
+    CHECK(after.size() == full.size() + tail.size());  // nothing cut
   }
 }
 
