@@ -150,7 +150,18 @@ core::Status Replay::LoadTrace() {
       ro, world,
       [this, world](uint64_t tick, const durability::TickRecord& record) -> core::Status {
         if (tick <= options_.from_tick) return durability::ApplyTick(world, record);
-        if (tick <= options_.to_tick) ticks_.push_back(LoggedTick{tick, record});
+        if (tick > options_.to_tick) return core::Status::OK();
+        // The request phase routes and counts each command by its player before the world sees
+        // it (ApplyLoggedCommand, which refuses an id that is no player's, comes later): a
+        // checksum-valid record naming entity 2147483647 crashed or hung the replay.
+        for (const durability::TickCommand& c : record.commands) {
+          if (!world->IsPlayerId(c.player)) {
+            return core::Status::Corruption("log tick " + std::to_string(tick) + ": a command of entity " +
+                                            std::to_string(c.player) + ", which is no player (ids 1.." +
+                                            std::to_string(world->max_players()) + ")");
+          }
+        }
+        ticks_.push_back(LoggedTick{tick, record});
         return core::Status::OK();
       },
       &report);

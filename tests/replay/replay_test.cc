@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -23,8 +24,11 @@
 #include <spdlog/spdlog.h>
 
 #include "recovery/backup_format.h"
+#include "recovery/crc32c.h"
+#include "recovery/log_format.h"
 #include "recovery/env.h"
 #include "server/core/hash.h"
+#include "server/durability/tick_record.h"
 #include "server/sv/replay.h"
 #include "server/sv/replay_options.h"
 #include "server/sv/server.h"
@@ -434,6 +438,45 @@ TEST_CASE("replay of a damaged, foreign or missing directory is a clear error an
     CHECK(b.err.find(fs::path(seg).filename().string()) != std::string::npos);
     CHECK(Listing(dir) == before);
     CHECK_FALSE(fs::exists(stats));
+  }
+  SECTION("a checksum-valid command of an entity that is no player") {
+    // Before, --assign round-robin read past an array (exit 139), --order log waited for good,
+    // and the default dropped the command silently.
+    namespace lf = recovery::log_format;
+    const std::string seg = NewestSegment(dir);
+    std::string bytes = ReadFile(seg);
+    bool patched = false;
+    for (size_t pos = lf::kSegmentHeaderSize; !patched && pos + lf::kRecordHeaderSize <= bytes.size();) {
+      uint32_t len;
+      std::memcpy(&len, &bytes[pos + 4], 4);
+      durability::TickRecord record;
+      const std::string_view payload(&bytes[pos + lf::kRecordHeaderSize], len);
+      REQUIRE(durability::DecodeTickRecord(payload, &record).ok());
+      if (!record.commands.empty()) {
+        record.commands[0].player = 2147483647;
+        std::string encoded;
+        durability::EncodeTickRecord(record, &encoded);
+        REQUIRE(encoded.size() == len);
+        bytes.replace(pos + lf::kRecordHeaderSize, len, encoded);
+        const uint32_t crc = recovery::crc32c::Mask(recovery::crc32c::Value(&bytes[pos + 4], 12 + size_t{len}));
+        std::memcpy(&bytes[pos], &crc, 4);
+        patched = true;
+      }
+      pos += lf::kRecordHeaderSize + len;
+    }
+    REQUIRE(patched);
+    {
+      std::ofstream f(seg, std::ios::binary | std::ios::trunc);
+      f << bytes;
+    }
+    for (const char* assign : {"block", "round-robin"}) {
+      for (const char* order : {"free", "log"}) {
+        const BinaryRun b = RunBinary({"--data-dir", dir, "--threads", "2", "--locking", "areanode", "--assign", assign, "--order", order});
+        INFO(assign << " " << order << ": " << b.err);
+        CHECK(b.exit_code == 1);
+        CHECK(b.err.find("a command of entity 2147483647, which is no player (ids 1..") != std::string::npos);
+      }
+    }
   }
   SECTION("a torn tail is replayed up to it and left in place (recovery would cut it)") {
     const std::string seg = NewestSegment(dir);
