@@ -21,6 +21,7 @@
 
 #include "server/core/hash.h"
 #include "server/vis/inside.h"
+#include "server/vis/pvs_format.h"
 
 namespace vis {
 
@@ -282,7 +283,10 @@ PvsGrid ChooseGrid(const core::Bounds& world, const PvsParams& params) {
     const uint64_t span = 2 * static_cast<uint64_t>(g.reach_cells) + 1;
     const uint64_t row = std::min<uint64_t>(span, g.nx) * std::min<uint64_t>(span, g.ny) *
                          std::min<uint64_t>(span, g.nz);
-    if (static_cast<uint64_t>(g.cell_count()) * row <= params.work_budget) return g;
+    // The count in 64 bits: a map near its +-1000000 bounds has billions of small cells, and
+    // nx * ny * nz in an int wrapped to a small count, accepted here, then allocated for real.
+    const uint64_t cells = static_cast<uint64_t>(g.nx) * static_cast<uint64_t>(g.ny) * static_cast<uint64_t>(g.nz);
+    if (cells <= static_cast<uint64_t>(format::kMaxCells) && cells * row <= params.work_budget) return g;
   }
 }
 
