@@ -11,6 +11,7 @@
 #include "server/core/atomic_file.h"
 #include "server/core/file_kind.h"
 #include "server/core/hash.h"
+#include "server/vis/pvs_build.h"
 #include "server/vis/pvs_format.h"
 
 namespace vis {
@@ -42,6 +43,24 @@ class Reader {
  private:
   const char* p_;
 };
+
+// The file's grid must be the one BuildPvs chooses for this map and these parameters, bit for
+// bit: its key says what it was built from, but a file whose trailer was recomputed after an edit
+// passes every other check, and a cell size of 1e-30 then made cell lookups read far outside the
+// rows (the server crashed when the first player joined).
+core::Status CheckGrid(const PvsGrid& got, const PvsGrid& want) {
+  const bool same = std::memcmp(&got.origin, &want.origin, sizeof got.origin) == 0 &&
+                    std::bit_cast<uint32_t>(got.cell_units) == std::bit_cast<uint32_t>(want.cell_units) &&
+                    got.nx == want.nx && got.ny == want.ny && got.nz == want.nz &&
+                    got.reach_cells == want.reach_cells &&
+                    std::bit_cast<uint32_t>(got.range_units) == std::bit_cast<uint32_t>(want.range_units);
+  if (same) return core::Status::OK();
+  return core::Status::Corruption("pvs file: its grid is not the one built for this map (" + std::to_string(got.nx) +
+                                  "x" + std::to_string(got.ny) + "x" + std::to_string(got.nz) + " cells of " +
+                                  std::to_string(got.cell_units) + " units, expected " + std::to_string(want.nx) + "x" +
+                                  std::to_string(want.ny) + "x" + std::to_string(want.nz) + " of " +
+                                  std::to_string(want.cell_units) + ")");
+}
 
 std::string Hex(uint64_t v) {
   char buf[17];
@@ -156,6 +175,7 @@ core::Status LoadOrBuildPvs(const maps::Map& map, const collision::CollisionWorl
     s = core::ReadRegularFile(report->path, format::kMaxFileBytes, &bytes, "PVS cache file");
     if (s.code() != core::Status::Code::kNotFound) {
       if (s.ok()) s = ParsePvs(bytes, key, out, &report->stats);
+      if (s.ok()) s = CheckGrid(out->grid(), ChooseGrid(map.bounds, params));
       if (s.ok()) {
         report->loaded = true;
         report->load_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

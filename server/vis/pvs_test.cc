@@ -4,11 +4,13 @@
 #include <unistd.h>
 
 #include <catch2/catch.hpp>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "maps/map_loader.h"
+#include "server/core/hash.h"
 #include "server/vis/pvs_build.h"
 #include "server/vis/pvs_cache.h"
 #include "server/vis/pvs_check.h"
@@ -175,7 +177,15 @@ TEST_CASE("the cache is reused, rebuilt when the map changes, and a damaged file
     };
     std::string flipped = good;
     flipped[good.size() / 2] ^= 0x10;
-    const Damage damages[] = {{flipped, "checksum"},
+    // A cell size of 1e-30 with the trailer made good again: every other check passes, and the
+    // server crashed when the first player joined.
+    std::string regridded = good;
+    const float tiny = 1e-30f;
+    std::memcpy(&regridded[36], &tiny, sizeof tiny);  // cell_units: after magic, version, reserved, key, origin
+    const uint64_t trailer = core::Hash64(regridded.data(), regridded.size() - 8, vis::format::kTrailerSeed);
+    std::memcpy(&regridded[regridded.size() - 8], &trailer, sizeof trailer);
+    const Damage damages[] = {{regridded, "its grid is not the one built for this map"},
+                              {flipped, "checksum"},
                               {good.substr(0, good.size() - 9), "size"},
                               {good.substr(0, 20), "shorter than its header"},
                               {std::string(500, 'x'), "bad magic"}};
@@ -218,6 +228,18 @@ TEST_CASE("the cache is reused, rebuilt when the map changes, and a damaged file
     CHECK(rebuilt.words() == first.words());
     CHECK(fs::is_fifo(r1.path));
   }
+}
+
+// A map near the +-1000000 coordinate bound has billions of cells of the smallest size; their
+// count wrapped in an int, was accepted as a few thousand, and BuildPvs then allocated for the
+// real count (std::bad_alloc in the server and in aftershock-mapcheck).
+TEST_CASE("the grid of a map as large as maps allow stays within the cell limit") {
+  const core::Bounds world{{-1000000, -1000000, -1000000}, {1000000, 1000000, 1000000}};
+  const vis::PvsGrid g = vis::ChooseGrid(world, {});
+  const uint64_t cells = static_cast<uint64_t>(g.nx) * static_cast<uint64_t>(g.ny) * static_cast<uint64_t>(g.nz);
+  CHECK(cells <= static_cast<uint64_t>(vis::format::kMaxCells));
+  CHECK(g.nx * g.cell_units >= 2000000);
+  CHECK(g.cell_count() == static_cast<int>(cells));
 }
 
 TEST_CASE("a cache directory that cannot be written is reported, and the set is still built") {
