@@ -209,6 +209,8 @@ struct LoadedSegment {
   std::string data;
   uint64_t skipped = 0;
   uint64_t file_size = 0;
+  std::string path;
+  bool reread = false;  // its bytes were dropped after the check (max_kept_bytes): read again
   uint64_t walked_first_tick = 0, walked_last_tick = 0;  // of the records passed over; 0: none
 };
 
@@ -264,6 +266,7 @@ core::Status ReadSegmentAfter(Env* env, const std::string& path, uint64_t after_
 // hold ticks > after_tick for pass 2.
 core::Status ValidateAll(Env* env, const std::string& dir, const LogScanOptions& options,
                          std::vector<LoadedSegment>* loaded, LogScanReport* report) {
+  uint64_t kept = 0;  // bytes of `loaded` kept for pass 2
   std::vector<std::string> names;
   if (core::Status s = env->ListDir(dir, &names); !s.ok()) return s;
   std::map<uint64_t, std::string> by_number;
@@ -329,7 +332,15 @@ core::Status ValidateAll(Env* env, const std::string& dir, const LogScanOptions&
       prev_file = it->second;
       report->last_tick = info.last_tick;
     }
-    if (info.records > 0 && info.last_tick > options.after_tick) loaded->push_back(std::move(seg));
+    if (info.records > 0 && info.last_tick > options.after_tick) {
+      if (kept + seg.data.size() > options.max_kept_bytes) {
+        seg.reread = true;
+        std::string().swap(seg.data);
+      }
+      kept += seg.data.size();
+      seg.path = path;
+      loaded->push_back(std::move(seg));
+    }
   }
   return core::Status::OK();
 }
@@ -342,16 +353,31 @@ core::Status ScanLog(Env* env, const std::string& dir, const LogScanOptions& opt
   std::vector<LoadedSegment> loaded;
   if (core::Status s = ValidateAll(env, dir, options, &loaded, report); !s.ok()) return s;
   // Pass 2: deliver ticks after_tick+1, after_tick+2, ... (pass 1 proved there is no gap, and
-  // checksummed these very bytes, so they are not checksummed again).
+  // checksummed these very bytes, so they are not checksummed again). A segment whose bytes were
+  // not kept is read and checksummed again, and must hold what pass 1 found: the same records,
+  // up to the same damage.
   for (LoadedSegment& seg : loaded) {
+    const RecordChecksums checksums = seg.reread ? RecordChecksums::kVerify : RecordChecksums::kTrusted;
+    if (seg.reread) {
+      LoadedSegment again;
+      if (core::Status s = ReadSegmentAfter(env, seg.path, options.after_tick, &again); !s.ok()) return s;
+      seg.data = std::move(again.data);
+      seg.walked_last_tick = again.walked_last_tick;
+    }
     SegmentInfo scratch;
     core::Status s = ParseSegmentAfter(seg.data, seg.info.file, seg.info.number,
-                                       seg.walked_last_tick, RecordChecksums::kTrusted, &scratch,
+                                       seg.walked_last_tick, checksums, &scratch,
                                        [&](uint64_t tick, std::string_view payload) -> core::Status {
-      if (tick <= options.after_tick) return core::Status::OK();
+      if (tick <= options.after_tick || tick > seg.info.last_tick) return core::Status::OK();
       return fn ? fn(tick, payload) : core::Status::OK();
     });
     if (!s.ok()) return s;
+    if (scratch.last_tick < seg.info.last_tick) {
+      return core::Status::Corruption(seg.info.file + ": changed while recovery read it (records up to tick " +
+                                      std::to_string(seg.info.last_tick) + " when checked, " +
+                                      std::to_string(scratch.last_tick) + " when read again)" + Hint(dir));
+    }
+    std::string().swap(seg.data);  // delivered: its memory is not needed again
   }
   return core::Status::OK();
 }

@@ -47,6 +47,11 @@ core::Status CheckSegmentFile(Env* env, const std::string& dir, const std::strin
 struct LogScanOptions {
   bool repair_tail = true;  // truncate (and sync) a torn tail of the newest segment
   uint64_t after_tick = 0;  // deliver only records with tick > after_tick
+  // The segments' bytes the scan keeps in memory between checking them and delivering their
+  // records. Segments past this are read (and checksummed) again when their records are due, so
+  // a log that was never cut by a checkpoint (--checkpoint none, days of play) is replayed in
+  // bounded memory instead of the whole log held at once.
+  uint64_t max_kept_bytes = 512ull << 20;
 };
 
 struct LogScanReport {
