@@ -175,6 +175,23 @@ TEST_CASE("identity text round trip") {
   CHECK(back == id);
   CHECK_FALSE(ParseIdentity("aftershock-world 2\n", "world.id", &back).ok());
   CHECK_FALSE(ParseIdentity(FormatIdentity(id) + "extra 1\n", "world.id", &back).ok());
+
+  // A count past 32 bits was cut to its low bits and matched another world; a number past 64
+  // bits became the largest one; a key given twice took the last value.
+  auto with = [&](const std::string& key, const std::string& value) {
+    std::string text = FormatIdentity(id);
+    const size_t at = text.find("\n" + key + " ") + 1;
+    const size_t end = text.find('\n', at);
+    return text.replace(at, end - at, key + " " + value);
+  };
+  const std::string wrapped = std::to_string((uint64_t{1} << 32) + id.object_count);
+  core::Status s = ParseIdentity(with("object_count", wrapped), "world.id", &back);
+  CHECK(s.code() == core::Status::Code::kCorruption);
+  CHECK(s.message() == "world.id line 3: object_count " + wrapped + " is out of range");
+  CHECK_FALSE(ParseIdentity(with("seed", "18446744073709551616"), "world.id", &back).ok());
+  CHECK(ParseIdentity(with("seed", "18446744073709551615"), "world.id", &back).ok());
+  s = ParseIdentity(FormatIdentity(id) + "tick_ms 33\n", "world.id", &back);
+  CHECK(s.message().find("key 'tick_ms' given twice") != std::string::npos);
 }
 
 TEST_CASE("a failed log fsync stops durability: every later call returns the error") {

@@ -1,6 +1,7 @@
 // world.id: formatting, parsing and the start-up check of a data directory's identity.
 #include "server/durability/world_identity.h"
 
+#include <cerrno>
 #include <cinttypes>
 #include <cstdio>
 #include <cstdlib>
@@ -105,12 +106,18 @@ core::Status ParseIdentity(std::string_view text, const std::string& file, World
     size_t k = 0;
     while (k < keys.size() && key != keys[k].key) ++k;
     if (k == keys.size()) return bad("unknown key '" + key + "'");
+    if (seen[k]) return bad("key '" + key + "' given twice");
     char* stop = nullptr;
     const std::string digits = line.substr(space + 1);
+    errno = 0;
     values[k] = std::strtoull(digits.c_str(), &stop, 10);
-    if (digits.empty() || *stop != '\0' || digits[0] == '-') {
+    if (digits.empty() || *stop != '\0' || digits[0] == '-' || errno == ERANGE) {
       return bad("bad number '" + digits + "'");
     }
+    // Every key but the two 64-bit hashes (map_hash, seed) is a 32-bit count: a larger value
+    // used to be cut to 32 bits, so object_count 4294987650 matched a world of 20354.
+    const bool wide = key == "map_hash" || key == "seed";
+    if (!wide && values[k] > UINT32_MAX) return bad(key + " " + digits + " is out of range");
     seen[k] = true;
   }
   for (size_t k = 0; k < keys.size(); ++k) {
