@@ -59,17 +59,17 @@ CommandCheck CommandValidator::Check(const UserCmd& cmd, uint64_t now_ms) {
   return {CommandVerdict::kAccept, CommandReject::kNone};
 }
 
-InvalidInputTracker::InvalidInputTracker(uint32_t max_invalid, uint64_t window_ms)
+RateWindow::RateWindow(uint32_t max, uint64_t window_ms)
     : window_ms_(window_ms) {
-  AS_CHECK(max_invalid >= 1, "max_invalid must be at least 1");
-  recent_ms_.assign(max_invalid, 0);
+  AS_CHECK(max >= 1, "RateWindow: max must be at least 1");
+  recent_ms_.assign(max, 0);
 }
 
-bool InvalidInputTracker::Record(uint64_t now_ms) {
+bool RateWindow::Record(uint64_t now_ms) {
   ++total_;
   recent_ms_[next_] = now_ms;
   next_ = (next_ + 1) % recent_ms_.size();
-  // After this record, recent_ms_[next_] is the oldest of the last max_invalid records.
+  // After this record, recent_ms_[next_] is the oldest of the last max records.
   if (total_ < recent_ms_.size()) return false;
   const uint64_t oldest = recent_ms_[next_];
   return now_ms < oldest + window_ms_;

@@ -1,5 +1,5 @@
 // Server-side input policing as pure helpers (the caller supplies the clock): CommandValidator
-// decides per UserCmd whether to apply it, and InvalidInputTracker decides when a client that
+// decides per UserCmd whether to apply it, and RateWindow decides when a client that
 // keeps sending invalid packets is kicked. Policy and numbers: docs/protocol.md, "Validation".
 #pragma once
 
@@ -70,19 +70,21 @@ class CommandValidator {
   DelayCreditBucket count_milli_;  // commands available, in thousandths
 };
 
-// Counts invalid packets of one client (decode errors, rejected commands). Not thread-safe.
-class InvalidInputTracker {
+// Counts one client's events of a kind and says when `max` of them fall within window_ms:
+// invalid packets (decode errors, rejected commands; the client is then kicked) and chat lines
+// (the client is then silenced, QuakeWorld's flood protection). Not thread-safe.
+class RateWindow {
  public:
-  // Kick once max_invalid invalid packets fall within window_ms (max_invalid >= 1).
-  explicit InvalidInputTracker(uint32_t max_invalid = 10, uint64_t window_ms = 10000);
+  // max >= 1.
+  explicit RateWindow(uint32_t max = 10, uint64_t window_ms = 10000);
 
-  // Records one invalid packet at now_ms; true when the client should now be kicked.
+  // Records one event at now_ms; true when it is the max-th within window_ms.
   bool Record(uint64_t now_ms);
   uint64_t total() const { return total_; }
 
  private:
   uint64_t window_ms_;
-  std::vector<uint64_t> recent_ms_;  // ring of the last max_invalid record times
+  std::vector<uint64_t> recent_ms_;  // ring of the last max record times
   size_t next_ = 0;
   uint64_t total_ = 0;
 };

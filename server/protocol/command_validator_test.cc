@@ -1,5 +1,5 @@
 // Tests for CommandValidator (duplicate / backwards / far-ahead / speed-hack / flood rules) and
-// InvalidInputTracker (kick after K invalid packets in a window).
+// RateWindow (kick after K invalid packets in a window).
 #include "server/protocol/command_validator.h"
 
 #include <catch2/catch.hpp>
@@ -124,7 +124,7 @@ TEST_CASE("a clock going backwards refills nothing", "[validator]") {
 // worker reads its socket once per 33 ms frame, so a packet is judged at the first frame
 // boundary at or after its arrival, and `frame_ms` maps that boundary to when the frame really
 // ran (a stalled server runs it late). As the worker does, a packet with any rejected command
-// counts one invalid packet, and InvalidInputTracker{20, 5000} decides the kick.
+// counts one invalid packet, and RateWindow{20, 5000} decides the kick.
 struct Stream {
   double packet_hz = 30;
   uint8_t cmd_ms = 33;
@@ -159,7 +159,7 @@ Outcome Simulate(const Stream& s) {
   Outcome out;
   out.sent = seq;
   CommandValidator v(0, 0);
-  InvalidInputTracker invalid(20, 5000);
+  RateWindow invalid(20, 5000);
   double accepted_ms = 0;
   for (const Packet& p : packets) {
     const auto now = static_cast<uint64_t>(p.judge_ms);
@@ -282,19 +282,19 @@ TEST_CASE("delay credit bounds a lag switch: command time stays within real time
   CHECK(*o.kick_s <= 4 + 1 + 7.0);  // the hold of the credit, then as without the silence
 }
 
-TEST_CASE("InvalidInputTracker kicks after K invalid packets within the window", "[validator]") {
-  InvalidInputTracker t(3, 1000);
+TEST_CASE("RateWindow kicks after K invalid packets within the window", "[validator]") {
+  RateWindow t(3, 1000);
   CHECK_FALSE(t.Record(0));
   CHECK_FALSE(t.Record(10));
   CHECK(t.Record(999));  // third within 1000 ms
-  InvalidInputTracker slow(3, 1000);
+  RateWindow slow(3, 1000);
   CHECK_FALSE(slow.Record(0));
   CHECK_FALSE(slow.Record(600));
   CHECK_FALSE(slow.Record(1200));  // oldest of the last three is 1200 ms old
   CHECK_FALSE(slow.Record(1900));
   CHECK(slow.Record(2100));  // 1200, 1900, 2100
   CHECK(slow.total() == 5);
-  InvalidInputTracker one(1, 1000);
+  RateWindow one(1, 1000);
   CHECK(one.Record(5));
 }
 

@@ -152,6 +152,8 @@ void RenderPlayersAndInput(const MetricsSnapshot& s, Writer* w) {
          static_cast<double>(r.records.new_identity_refusals));
   w->One("invalid_packets_total", "counter",
          "Packets from connected clients dropped as invalid.", static_cast<double>(r.invalid_packets));
+  w->One("chat_dropped_total", "counter", "Chat lines dropped from players silenced for flooding.",
+         static_cast<double>(r.chat_dropped));
   w->One("kicks_total", "counter", "Clients dropped for bad input.", static_cast<double>(r.kicked));
   w->Family("junk_dropped_total", "counter",
             "Datagrams the junk filter dropped before ENet parsed them, by reason.");

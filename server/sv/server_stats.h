@@ -206,6 +206,7 @@ class ServerStats {
 
   // Any thread.
   std::atomic<uint64_t> invalid_packets{0};
+  std::atomic<uint64_t> chat_dropped{0};  // chat lines of silenced (flooding) players
   std::atomic<uint64_t> kicked{0};
   std::atomic<uint64_t> joins{0};
   std::atomic<uint64_t> join_refusals{0};

@@ -180,6 +180,7 @@ StatsReport TakeReport(const ServerStats& s, const ReportInfo& info) {
   r.frames = Load(s.frames);
   r.world_ticks = Load(s.world_ticks);
   r.invalid_packets = Load(s.invalid_packets);
+  r.chat_dropped = Load(s.chat_dropped);
   r.kicked = Load(s.kicked);
   r.joins = Load(s.joins);
   r.join_refusals = Load(s.join_refusals);
@@ -347,6 +348,7 @@ std::string ToJson(const StatsReport& r) {
                                   {"leaves_moved", Num(a.leaves_moved)}}));
   if (r.durability.enabled) DurabilityJson(r.durability, &j);
   field("invalid_packets", Num(r.invalid_packets));
+  field("chat_dropped", Num(r.chat_dropped));
   field("kicked", Num(r.kicked));
   field("junk", JunkJson(r.junk));
   field("joins", Num(r.joins));

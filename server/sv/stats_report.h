@@ -69,7 +69,7 @@ struct StatsReport {
   uint64_t players = 0, max_players_online = 0;
   uint64_t frames = 0, world_ticks = 0, requests = 0, commands = 0, replies = 0;
   uint64_t kill_events = 0, kill_events_dropped = 0;
-  uint64_t invalid_packets = 0, kicked = 0, joins = 0, join_refusals = 0, leaves = 0;
+  uint64_t invalid_packets = 0, chat_dropped = 0, kicked = 0, joins = 0, join_refusals = 0, leaves = 0;
   JunkReport junk;
   struct Records {
     uint64_t offline = 0, capacity = 0, evicted = 0, new_identity_refusals = 0;

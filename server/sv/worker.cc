@@ -138,12 +138,27 @@ void Worker::HandlePacket(Session* s, const ENetPacket* packet, uint64_t now_ms)
       ChargeInvalid(s, now_ms, proto::KickReason::kInvalidInput);
       return;
     }
-    shared_->notices.Push(WorkerNotice{WorkerNotice::Kind::kChat, s->player, chat.text});
+    if (AllowChat(s, now_ms)) {
+      shared_->notices.Push(WorkerNotice{WorkerNotice::Kind::kChat, s->player, chat.text});
+    }
   } else {
     // Unknown type, a client-bound type, or a message out of order (commands before Hello).
     ChargeInvalid(s, now_ms, proto::KickReason::kInvalidInput);
     if (!s->active && !s->closing) Kick(s, proto::KickReason::kInvalidInput, "expected Hello");
   }
+}
+
+bool Worker::AllowChat(Session* s, uint64_t now_ms) {
+  if (now_ms >= s->chat_silent_until_ms && !s->chat_lines.Record(now_ms)) return true;
+  shared_->stats->chat_dropped.fetch_add(1, std::memory_order_relaxed);
+  if (now_ms >= s->chat_silent_until_ms) {  // this line starts the silence: say so, once
+    s->chat_silent_until_ms = now_ms + kChatSilenceMs;
+    proto::ChatEvent notice;  // from the server itself
+    notice.text = "flood protection: you can't talk for " + std::to_string(kChatSilenceMs / 1000) + " seconds";
+    std::vector<uint8_t> bytes;
+    if (proto::Encode(notice, &bytes).ok()) SendReliable(s->peer, bytes);
+  }
+  return false;
 }
 
 void Worker::HandleHello(Session* s, std::span<const uint8_t> data) {

@@ -34,6 +34,12 @@
 
 namespace sv {
 
+// Chat flood protection (Worker::AllowChat), QuakeWorld's defaults: 4 lines in 4 s, then 10 s of
+// silence.
+inline constexpr uint32_t kChatFloodLines = 4;
+inline constexpr uint64_t kChatFloodWindowMs = 4000;
+inline constexpr uint64_t kChatSilenceMs = 10000;
+
 class Worker {
  public:
   static core::Status Create(int index, FrameShared* shared, std::unique_ptr<Worker>* out);
@@ -79,7 +85,9 @@ class Worker {
     bool closing = false;  // kicked or refused: ignore input until ENet disconnects
     game::EntityId player = 0;
     std::optional<proto::CommandValidator> validator;
-    proto::InvalidInputTracker invalid{20, 5000};
+    proto::RateWindow invalid{20, 5000};
+    proto::RateWindow chat_lines{kChatFloodLines + 1, kChatFloodWindowMs};
+    uint64_t chat_silent_until_ms = 0;  // flood protection: its chat is dropped until then
     proto::SnapshotEncoder encoder;
     uint32_t ack_snapshot_id = 0;
     bool requested = false;  // sent a command packet this frame
@@ -100,6 +108,12 @@ class Worker {
   void HandlePacket(Session* s, const ENetPacket* packet, uint64_t now_ms);
   void HandleHello(Session* s, std::span<const uint8_t> data);
   void HandleCommands(Session* s, std::span<const uint8_t> data, uint64_t now_ms);
+  // QuakeWorld's chat flood protection (SV_Say's fp_messages, fp_persecond, fp_secondsdead):
+  // true if `s` may say a line now. A line after kChatFloodLines within kChatFloodWindowMs
+  // silences the player for kChatSilenceMs, and it is told so once; every line said while silent
+  // is dropped and counted (chat_dropped). Each line goes to every player, reliably: without
+  // this, one client's flood was multiplied by the number of players.
+  bool AllowChat(Session* s, uint64_t now_ms);
   // Counts an invalid packet against the session and kicks it (`reason`) once its rate of
   // invalid packets is exceeded: a bad packet costs its sender.
   void ChargeInvalid(Session* s, uint64_t now_ms, proto::KickReason reason);

@@ -13,7 +13,10 @@
 #include <spdlog/spdlog.h>
 
 #include "server/protocol/connectionless.h"
+#include "server/protocol/messages.h"
+#include "server/protocol/protocol_format.h"
 #include "server/sv/server.h"
+#include "server/sv/worker.h"
 #include "tests/server/play_harness.h"
 #include "tests/server/test_client.h"
 
@@ -149,4 +152,66 @@ TEST_CASE("malformed packets cost their sender, never the server") {
   const sv::StatsReport rep = server->Report();
   CHECK(rep.invalid_packets >= 20);
   CHECK(rep.kicked == 2);
+}
+
+// Each chat line goes to every player, reliably, so a client's chat flood was multiplied by the
+// number of players. QuakeWorld's flood protection now silences the sender after 4 lines within
+// 4 s, for 10 s: the others get its first 4 lines, the sender is told once, and is not kicked.
+TEST_CASE("a chat flood silences its sender, and the others get its first lines only") {
+  spdlog::set_level(spdlog::level::warn);
+  sv::ServerOptions o = svtest::TestOptions(sv::LockingScheme::kAreanodeOpt, 2);
+  std::unique_ptr<sv::Server> server;
+  REQUIRE(sv::Server::Create(o, &server).ok());
+  server->Start();
+  svtest::TestClient talker, listener;
+  svtest::JoinParams p;
+  p.lobby_port = server->lobby_port();
+  p.name = "talker";
+  p.token = 71;
+  REQUIRE(talker.Join(p, 3000).ok());
+  p.name = "listener";
+  p.token = 72;
+  REQUIRE(listener.Join(p, 3000).ok());
+  // A 30 ms command at most every 35 ms: no faster than real time, or the speed check kicks.
+  auto last_command = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  auto service = [&] {
+    if (std::chrono::steady_clock::now() - last_command >= std::chrono::milliseconds(35)) {
+      last_command = std::chrono::steady_clock::now();
+      talker.SendCommand(0, 0, 0, 0, 30);
+      listener.SendCommand(0, 0, 0, 0, 30);
+    }
+    talker.Service(5);
+    listener.Service(5);
+  };
+  for (int i = 0; i < 20; ++i) service();  // settle: the join's reliable packets are in
+  const uint64_t talker_before = talker.events(), listener_before = listener.events();
+
+  constexpr int kLines = 30;
+  for (int i = 0; i < kLines; ++i) {
+    proto::ClientChat chat;
+    chat.text = "spam " + std::to_string(i);
+    std::vector<uint8_t> bytes;
+    REQUIRE(proto::Encode(chat, &bytes).ok());
+    talker.SendRaw(bytes, proto::kChannelControl, true);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (server->Report().chat_dropped < kLines - sv::kChatFloodLines &&
+         std::chrono::steady_clock::now() < deadline) {
+    service();
+  }
+  REQUIRE(server->Report().chat_dropped == kLines - sv::kChatFloodLines);
+  // Every line has been handled; the accepted ones leave with a frame's replies. Wait for them,
+  // then for 20 more snapshots, in which nothing more may come.
+  while (listener.events() < listener_before + sv::kChatFloodLines && std::chrono::steady_clock::now() < deadline) {
+    service();
+  }
+  const uint64_t snapshots = listener.snapshots();
+  while (listener.snapshots() < snapshots + 20 && std::chrono::steady_clock::now() < deadline) service();
+  CHECK(listener.events() - listener_before == sv::kChatFloodLines);
+  CHECK(talker.events() - talker_before == sv::kChatFloodLines + 1);  // its lines, and the notice
+  CHECK_FALSE(talker.kicked());
+  CHECK(talker.connected());
+  CHECK(server->Report().kicked == 0);
+  server->RequestStop();
+  server->Wait();
 }
