@@ -45,8 +45,38 @@ core::Status AgonesSdk::Post(const std::string& path, int read_timeout_ms) {
   httplib::Client client(options_.host, options_.port);
   client.set_connection_timeout(1);
   client.set_read_timeout(read_timeout_ms / 1000, (read_timeout_ms % 1000) * 1000);
-  // The gateway maps each SDK call to POST with an empty JSON message as the body.
-  const auto res = client.Post(path, "{}", "application/json");
+  // The gateway maps each SDK call to POST with an empty JSON message as the body. The request is
+  // built by hand because 0.11's Client::Post has no overload taking a content receiver, and
+  // without one the library appends the whole reply to Response::body: a listener announcing
+  // 20 GiB and streaming it ended the server with std::bad_alloc.
+  httplib::Request req;
+  req.method = "POST";
+  req.path = path;
+  req.body = "{}";
+  req.set_header("Content-Type", "application/json");
+  uint64_t announced = 0;  // a Content-Length over the limit: refused before reading any of it
+  req.response_handler = [&announced](const httplib::Response& r) {
+    if (r.has_header("Content-Length")) {
+      announced = r.get_header_value<uint64_t>("Content-Length");
+      if (announced > kMaxReplyBytes) return false;
+    }
+    return true;
+  };
+  size_t received = 0;  // the body is kept nowhere: only the status matters
+  req.content_receiver = [&received](const char*, size_t n, uint64_t, uint64_t) {
+    received += n;
+    return received <= kMaxReplyBytes;
+  };
+  const auto res = client.send(req);
+  if (announced > kMaxReplyBytes) {
+    return core::Status::IoError("agones " + path + ": reply of " + std::to_string(announced) +
+                                 " bytes refused unread (at most " + std::to_string(kMaxReplyBytes) +
+                                 ")");
+  }
+  if (received > kMaxReplyBytes) {
+    return core::Status::IoError("agones " + path + ": reply longer than " +
+                                 std::to_string(kMaxReplyBytes) + " bytes, abandoned");
+  }
   if (!res) {
     return core::Status::IoError("agones " + path + ": " + httplib::to_string(res.error()));
   }

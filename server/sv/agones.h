@@ -4,11 +4,16 @@
 // localhost:$AGONES_SDK_HTTP_PORT (default 9358) and may start after the game server, so calls
 // are retried. Which calls happen when: deploy/README.md.
 //
+// Whatever listens on that port is trusted only for its status code: a reply's body is read up
+// to kMaxReplyBytes and a longer one fails the call, so a listener that sends gigabytes costs a
+// failed call, not the process's memory.
+//
 // Threading: Start/Shutdown/Stop on one controlling thread (main); the calls run on the SDK's
 // own thread, never on a frame thread.
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -48,10 +53,14 @@ class AgonesSdk {
   // sees the pod end, or the health pings stop).
   void Stop();
 
+  // The most of a reply's body a call reads (the gateway answers `{}`); a longer one fails it.
+  static constexpr size_t kMaxReplyBytes = 4096;
+
  private:
   explicit AgonesSdk(const AgonesOptions& options) : options_(options) {}
   void Run();
-  // POST `path` ({}), waiting up to read_timeout_ms for the reply.
+  // POST `path` ({}), waiting up to read_timeout_ms for each read of the reply: OK on HTTP 200
+  // with a body of at most kMaxReplyBytes.
   core::Status Post(const std::string& path, int read_timeout_ms = 2000);
   bool WaitStop(int ms) EXCLUDES(mu_);  // true if stopping
 
