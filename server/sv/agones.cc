@@ -13,6 +13,16 @@
 
 namespace sv {
 
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// How often a watchdog repeats Client::stop() until the call it cuts off has returned: a stop()
+// that comes before the client has opened its socket finds nothing to shut and does nothing.
+constexpr auto kStopRepeat = std::chrono::milliseconds(20);
+
+}  // namespace
+
 core::Status AgonesOptionsFromEnv(int health_interval_ms, AgonesOptions* out) {
   AgonesOptions o;
   o.health_interval_ms = health_interval_ms;
@@ -41,10 +51,36 @@ std::unique_ptr<AgonesSdk> AgonesSdk::Start(const AgonesOptions& options) {
 
 AgonesSdk::~AgonesSdk() { Stop(); }
 
-core::Status AgonesSdk::Post(const std::string& path, int read_timeout_ms) {
+// Why a watchdog: httplib 0.11 bounds each read (set_read_timeout), never a whole call, so a
+// sidecar that drips a byte every 0.5 s held a call, and with it Stop()'s join and the process's
+// exit, for good. The library's one way to end a call from outside is Client::stop(), which shuts
+// the socket of a call in flight (under the client's socket mutex, so from another thread).
+AgonesSdk::Cut AgonesSdk::WatchCall(httplib::Client* client, Clock::time_point deadline,
+                                    bool abandon_on_stop) {
+  Cut cut = Cut::kNone;
+  {
+    core::MutexLock lock(&mu_);
+    while (call_in_flight_ && !(abandon_on_stop && stop_)) {
+      if (!cv_.WaitUntil(&mu_, deadline)) break;  // the deadline passed
+    }
+    if (!call_in_flight_) return cut;
+    cut = abandon_on_stop && stop_ ? Cut::kStop : Cut::kDeadline;
+  }
+  for (;;) {
+    client->stop();  // outside mu_: it waits for the client's socket mutex, held while connecting
+    core::MutexLock lock(&mu_);
+    if (call_in_flight_) cv_.WaitUntil(&mu_, Clock::now() + kStopRepeat);
+    if (!call_in_flight_) return cut;
+  }
+}
+
+core::Status AgonesSdk::Post(const std::string& path, int timeout_ms, bool abandon_on_stop) {
+  const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
+  const int connect_ms = std::min(timeout_ms, 1000);
   httplib::Client client(options_.host, options_.port);
-  client.set_connection_timeout(1);
-  client.set_read_timeout(read_timeout_ms / 1000, (read_timeout_ms % 1000) * 1000);
+  client.set_connection_timeout(connect_ms / 1000, (connect_ms % 1000) * 1000);
+  client.set_read_timeout(timeout_ms / 1000, (timeout_ms % 1000) * 1000);
+  client.set_write_timeout(timeout_ms / 1000, (timeout_ms % 1000) * 1000);
   // The gateway maps each SDK call to POST with an empty JSON message as the body. The request is
   // built by hand because 0.11's Client::Post has no overload taking a content receiver, and
   // without one the library appends the whole reply to Response::body: a listener announcing
@@ -67,7 +103,22 @@ core::Status AgonesSdk::Post(const std::string& path, int read_timeout_ms) {
     received += n;
     return received <= kMaxReplyBytes;
   };
-  const auto res = client.send(req);
+  {
+    core::MutexLock lock(&mu_);
+    call_in_flight_ = true;
+  }
+  Cut cut = Cut::kNone;  // the watchdog's until joined
+  std::thread watchdog([&] {
+    core::NameThisThread("as-agones-wd");
+    cut = WatchCall(&client, deadline, abandon_on_stop);
+  });
+  const auto res = client.send(req);  // returns once complete, failed, or cut off
+  {
+    core::MutexLock lock(&mu_);
+    call_in_flight_ = false;
+  }
+  cv_.SignalAll();
+  watchdog.join();
   if (announced > kMaxReplyBytes) {
     return core::Status::IoError("agones " + path + ": reply of " + std::to_string(announced) +
                                  " bytes refused unread (at most " + std::to_string(kMaxReplyBytes) +
@@ -77,13 +128,20 @@ core::Status AgonesSdk::Post(const std::string& path, int read_timeout_ms) {
     return core::Status::IoError("agones " + path + ": reply longer than " +
                                  std::to_string(kMaxReplyBytes) + " bytes, abandoned");
   }
-  if (!res) {
-    return core::Status::IoError("agones " + path + ": " + httplib::to_string(res.error()));
+  if (res) {
+    if (res->status != 200) {
+      return core::Status::IoError("agones " + path + ": HTTP " + std::to_string(res->status));
+    }
+    return core::Status::OK();  // complete, even if the watchdog fired just after
   }
-  if (res->status != 200) {
-    return core::Status::IoError("agones " + path + ": HTTP " + std::to_string(res->status));
+  if (cut == Cut::kStop) {
+    return core::Status::IoError("agones " + path + ": abandoned, the SDK is stopping");
   }
-  return core::Status::OK();
+  if (cut == Cut::kDeadline) {
+    return core::Status::IoError("agones " + path + ": no complete reply within " +
+                                 std::to_string(timeout_ms) + " ms, abandoned");
+  }
+  return core::Status::IoError("agones " + path + ": " + httplib::to_string(res.error()));
 }
 
 bool AgonesSdk::WaitStop(int ms) {
@@ -97,16 +155,17 @@ bool AgonesSdk::WaitStop(int ms) {
 
 void AgonesSdk::Run() {
   for (int attempt = 1;; ++attempt) {
-    const core::Status s = Post("/ready");
+    const core::Status s = Post("/ready", kCallTimeoutMs, /*abandon_on_stop=*/true);
     if (s.ok()) {
       spdlog::info("agones: ready (attempt {})", attempt);
       break;
     }
+    if (WaitStop(0)) return;  // cut off by Stop(): nothing to retry
     if (attempt == 1 || attempt % 20 == 0) spdlog::warn("{}; retrying", s.ToString());
     if (WaitStop(options_.retry_ms)) return;
   }
   while (!WaitStop(options_.health_interval_ms)) {
-    const core::Status s = Post("/health");
+    const core::Status s = Post("/health", kCallTimeoutMs, /*abandon_on_stop=*/true);
     if (!s.ok()) spdlog::warn("{}", s.ToString());
   }
 }
@@ -130,7 +189,8 @@ core::Status AgonesSdk::Shutdown() {
   };
   core::Status s;
   for (int attempt = 1;; ++attempt) {
-    s = Post("/shutdown", std::clamp(left_ms(), 100, 2000));
+    // Stop() has set stop_: this call must not be abandoned for it, only for its deadline.
+    s = Post("/shutdown", std::clamp(left_ms(), 100, kCallTimeoutMs), /*abandon_on_stop=*/false);
     if (s.ok()) {
       spdlog::info("agones: shutdown sent (attempt {})", attempt);
       return s;

@@ -4,15 +4,18 @@
 // localhost:$AGONES_SDK_HTTP_PORT (default 9358) and may start after the game server, so calls
 // are retried. Which calls happen when: deploy/README.md.
 //
-// Whatever listens on that port is trusted only for its status code: a reply's body is read up
-// to kMaxReplyBytes and a longer one fails the call, so a listener that sends gigabytes costs a
-// failed call, not the process's memory.
+// Whatever listens on that port is trusted only for its status code: every call must end within
+// a deadline (connect, request and reply together), and a reply's body is read up to
+// kMaxReplyBytes, a longer one failing the call. So a listener that stalls, drips its reply or
+// sends gigabytes costs a failed call, never the process's memory or its exit.
 //
 // Threading: Start/Shutdown/Stop on one controlling thread (main); the calls run on the SDK's
-// own thread, never on a frame thread.
+// own thread, never on a frame thread. Each call has a watchdog thread (as-agones-wd) that
+// enforces its deadline, joined before the call returns.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -22,6 +25,10 @@
 #include "server/core/mutex.h"
 #include "server/core/status.h"
 #include "server/core/thread_annotations.h"
+
+namespace httplib {
+class Client;
+}
 
 namespace sv {
 
@@ -43,31 +50,44 @@ class AgonesSdk {
   static std::unique_ptr<AgonesSdk> Start(const AgonesOptions& options);
   ~AgonesSdk();  // Stop()
 
-  // A clean end: stops the health pings, then POST /shutdown, tried again (retry_ms apart) while
-  // it fails and kShutdownBudgetMs have not passed since the first try; each try waits for the
-  // reply at most what is left of the budget (and 2 s). The result of the last try. A sidecar
-  // that accepts and never answers so costs the process's exit about 3 s, not 5 tries of 2 s.
+  // A clean end: Stop(), then POST /shutdown, tried again (retry_ms apart) while it fails and
+  // kShutdownBudgetMs have not passed since the first try; each try must end within what is left
+  // of the budget (and kCallTimeoutMs). The result of the last try. A sidecar that accepts and
+  // never answers, or drips its reply, so costs the process's exit about 3 s (plus Stop's).
   core::Status Shutdown();
   static constexpr int kShutdownBudgetMs = 3000;
   // Stops the SDK thread without telling Agones (a signal or an error ends the process: Agones
-  // sees the pod end, or the health pings stop).
+  // sees the pod end, or the health pings stop). A call in flight is abandoned at once, so this
+  // returns within about the 1 s connect timeout whatever the sidecar does.
   void Stop();
 
-  // The most of a reply's body a call reads (the gateway answers `{}`); a longer one fails it.
+  // Each call (Ready, Health, one Shutdown try) must end within kCallTimeoutMs. A reply's body is
+  // read up to kMaxReplyBytes (the gateway answers `{}`); a longer one fails the call.
+  static constexpr int kCallTimeoutMs = 2000;
   static constexpr size_t kMaxReplyBytes = 4096;
 
  private:
   explicit AgonesSdk(const AgonesOptions& options) : options_(options) {}
   void Run();
-  // POST `path` ({}), waiting up to read_timeout_ms for each read of the reply: OK on HTTP 200
-  // with a body of at most kMaxReplyBytes.
-  core::Status Post(const std::string& path, int read_timeout_ms = 2000);
+  // POST `path` ({}): OK on HTTP 200 with a body of at most kMaxReplyBytes. The call is cut off
+  // (an IoError that says why) once timeout_ms have passed since it began and, with
+  // abandon_on_stop, as soon as Stop() is called. One call at a time: from the SDK thread, then
+  // from the controlling thread once Stop() joined it.
+  core::Status Post(const std::string& path, int timeout_ms, bool abandon_on_stop) EXCLUDES(mu_);
+  // Why a call was cut off, if it was.
+  enum class Cut { kNone, kDeadline, kStop };
+  // Post's watchdog, on its own thread: waits until the call ends (call_in_flight_ clears),
+  // `deadline` passes or, with abandon_on_stop, Stop() is called; in the last two cases stops
+  // `client` (again, until the call has returned) and says which.
+  Cut WatchCall(httplib::Client* client, std::chrono::steady_clock::time_point deadline,
+                bool abandon_on_stop) EXCLUDES(mu_);
   bool WaitStop(int ms) EXCLUDES(mu_);  // true if stopping
 
   const AgonesOptions options_;
   core::Mutex mu_;
-  core::CondVar cv_;
+  core::CondVar cv_;  // signalled when stop_ is set and when a call ends
   bool stop_ GUARDED_BY(mu_) = false;
+  bool call_in_flight_ GUARDED_BY(mu_) = false;  // a Post's watchdog waits for it to clear
   std::thread thread_;
 };
 

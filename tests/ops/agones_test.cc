@@ -254,6 +254,21 @@ bool PollUntil(const std::function<bool()>& done, int deadline_ms) {
   return done();
 }
 
+// Runs `call` on a thread of its own and waits up to `deadline_ms` for it to return. If it has not
+// returned by then, `unblock` ends whatever holds it (so the test ends, failing, rather than
+// hangs) and the thread is joined. True if `call` returned in time.
+bool ReturnsWithin(const std::function<void()>& call, int deadline_ms, const std::function<void()>& unblock) {
+  std::atomic<bool> returned{false};
+  std::thread t([&] {
+    call();
+    returned.store(true);
+  });
+  const bool in_time = PollUntil([&] { return returned.load(); }, deadline_ms);
+  if (!in_time) unblock();
+  t.join();
+  return in_time;
+}
+
 }  // namespace
 
 TEST_CASE("agones: Ready after recovery with the ports open, Health on its interval, Shutdown at a clean end") {
@@ -368,4 +383,33 @@ TEST_CASE("agones: a reply longer than a few KiB fails the call instead of filli
   CHECK_FALSE(s.ok());
   CHECK_THAT(s.ToString(), Catch::Contains(expected));
   CHECK(sidecar.requests("/health") == 0);  // Ready never succeeded
+}
+
+// A sidecar that dripped its reply's body one byte every 0.5 s held the call for good (httplib
+// bounds each read, not a call), so Stop() joined the SDK thread forever and the server never
+// acted on SIGTERM. Stop() now abandons the call in flight; it returns in about a second at most
+// (the connect timeout), the deadline here is generous.
+TEST_CASE("agones: Stop returns while the sidecar drips its reply") {
+  RawSidecar sidecar([](RawSidecar& self, int fd) {
+    if (self.Send(fd, "HTTP/1.1 200 OK\r\nContent-Length: 4000\r\n\r\n")) self.Drip(fd, "x");
+  });
+  auto sdk = StartSdk(sidecar.port());
+  REQUIRE(PollUntil([&] { return sidecar.drips() >= 2; }, 30000));  // Ready is in flight, dripping
+  CHECK(ReturnsWithin([&] { sdk->Stop(); }, 10000, [&] { sidecar.Quit(); }));
+  CHECK(sidecar.requests("/health") == 0);
+}
+
+// The same for Shutdown, and a sidecar that drips the reply's headers (the call never reaches its
+// content receiver): each try is cut off at its deadline, and Shutdown gives up once
+// kShutdownBudgetMs have passed, saying why.
+TEST_CASE("agones: Shutdown gives up on a sidecar that drips its reply headers") {
+  RawSidecar sidecar([](RawSidecar& self, int fd) {
+    if (self.Send(fd, "HTTP/1.1 200 OK\r\nX-Drip: ")) self.Drip(fd, "abc");
+  });
+  auto sdk = StartSdk(sidecar.port());
+  REQUIRE(PollUntil([&] { return sidecar.drips() >= 2; }, 30000));
+  core::Status s;
+  CHECK(ReturnsWithin([&] { s = sdk->Shutdown(); }, 20000, [&] { sidecar.Quit(); }));
+  CHECK(sidecar.requests("/shutdown") >= 1);
+  CHECK_THAT(s.ToString(), Catch::Contains("agones /shutdown: no complete reply within"));
 }
