@@ -289,6 +289,21 @@ core::Status MetricsServer::Start(const std::string& bind_address, uint16_t port
   m->http_->set_keep_alive_max_count(1);
   m->http_->set_keep_alive_timeout(1);
   m->http_->set_read_timeout(2, 0);
+  // A scrape is a GET without a body, yet the library buffered any body it was sent: a POST of
+  // 6 GiB grew the process to 3.5 GB. set_payload_max_length alone is not enough in 0.11: it
+  // answers 413 to a Content-Length over the limit only after reading and discarding the whole
+  // body, and does not apply to a chunked body at all. So any request that carries a body is
+  // answered 413 before a byte of the body is read (the pre-routing handler runs once the
+  // headers are in), and the limit stays as a second guard.
+  m->http_->set_payload_max_length(0);
+  m->http_->set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    const bool has_body = req.has_header("Transfer-Encoding") ||
+                          (req.has_header("Content-Length") && req.get_header_value("Content-Length") != "0");
+    if (!has_body) return httplib::Server::HandlerResponse::Unhandled;
+    res.status = 413;
+    res.set_content("a scrape is a GET without a body\n", "text/plain");
+    return httplib::Server::HandlerResponse::Handled;
+  });
   m->http_->Get("/metrics", [board](const httplib::Request&, httplib::Response& res) {
     const std::shared_ptr<const MetricsSnapshot> snapshot = board->Latest();
     if (snapshot == nullptr) {

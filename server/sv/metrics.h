@@ -54,7 +54,9 @@ class MetricsBoard {
 std::string RenderPrometheus(const MetricsSnapshot& s);
 
 // GET /metrics on bind_address:port, served by one HTTP thread from the board's latest snapshot
-// (503 before the first). Other paths answer 404. Create/Stop on one controlling thread.
+// (503 before the first). Other paths answer 404; a request that carries a body (Content-Length
+// other than 0, or Transfer-Encoding) answers 413 before any of the body is read. Create/Stop on
+// one controlling thread.
 class MetricsServer {
  public:
   // Binds and starts the HTTP thread. `board` must outlive the server.
