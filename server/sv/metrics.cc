@@ -1,6 +1,14 @@
 // Prometheus metrics: publication, text rendering, and the /metrics HTTP endpoint.
 #include "server/sv/metrics.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -12,6 +20,28 @@
 #include "server/core/utf8.h"
 
 namespace sv {
+
+// httplib 0.11 bounds each read of a request (set_read_timeout), never a whole request, and its
+// Server::stop() closes only the listening socket: the worker then finishes the connection it
+// serves. A client dripping a byte a second held the one worker, and Stop()'s join, for as long
+// as it dripped (36 s in audit 49; for good if it never stops). The library exposes no accepted
+// socket (set_socket_options sees the listening one only), but Server::process_and_close_socket
+// is virtual and Server::process_request protected: MetricsHttp serves each connection itself,
+// through a Stream whose waits end at the connection's deadline, and Abort() shuts the socket
+// being served so that a wait in progress returns at once.
+class MetricsHttp final : public httplib::Server {
+ public:
+  // Ends the exchange being served now (its socket is shut) and every later one (closed unread).
+  // Any thread; then stop() ends the listen loop.
+  void Abort() EXCLUDES(mu_);
+
+ private:
+  bool process_and_close_socket(socket_t sock) override EXCLUDES(mu_);
+
+  core::Mutex mu_;
+  bool aborted_ GUARDED_BY(mu_) = false;
+  int serving_fd_ GUARDED_BY(mu_) = -1;  // shut by Abort(); closed only once cleared
+};
 
 namespace {
 
@@ -240,7 +270,113 @@ void RenderDurability(const MetricsSnapshot& s, Writer* w) {
          rec.replay_check.outcome == durability::ReplayCheck::Outcome::kDiffers ? 1 : 0);
 }
 
+using Clock = std::chrono::steady_clock;
+
+// An accepted connection as httplib's Stream, for one exchange: every wait for the socket ends
+// after kMetricsStallMs, and none goes past `deadline`. Reads are buffered (the library reads a
+// request line a byte at a time).
+class BoundedStream final : public httplib::Stream {
+ public:
+  BoundedStream(int fd, Clock::time_point deadline) : fd_(fd), deadline_(deadline) {}
+
+  bool is_readable() const override { return Wait(POLLIN, kMetricsStallMs); }
+  bool is_writable() const override { return Wait(POLLOUT, kMetricsStallMs); }
+  ssize_t read(char* ptr, size_t size) override {
+    if (off_ == len_) {
+      if (!is_readable()) return -1;
+      const ssize_t n = ::recv(fd_, buf_, sizeof buf_, 0);
+      if (n <= 0) return n;
+      off_ = 0;
+      len_ = static_cast<size_t>(n);
+    }
+    const size_t n = std::min(size, len_ - off_);
+    std::copy_n(buf_ + off_, n, ptr);
+    off_ += n;
+    return static_cast<ssize_t>(n);
+  }
+  ssize_t write(const char* ptr, size_t size) override {
+    if (!is_writable()) return -1;
+    return ::send(fd_, ptr, size, MSG_NOSIGNAL);
+  }
+  void get_remote_ip_and_port(std::string& ip, int& port) const override {
+    Address(::getpeername, ip, port);
+  }
+  void get_local_ip_and_port(std::string& ip, int& port) const override {
+    Address(::getsockname, ip, port);
+  }
+  socket_t socket() const override { return fd_; }
+
+  // Waits for `events` up to wait_ms, and never past the deadline; false if they did not come.
+  // A socket shut from another thread (MetricsHttp::Abort) ends the wait at once.
+  bool Wait(short events, int wait_ms) const {
+    for (;;) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - Clock::now());
+      const int ms = static_cast<int>(std::min<int64_t>(wait_ms, left.count()));
+      if (ms <= 0) return false;
+      pollfd p{fd_, events, 0};
+      const int r = ::poll(&p, 1, ms);
+      if (r < 0 && errno == EINTR) continue;
+      return r > 0;  // with POLLHUP or POLLERR the recv or send that follows fails
+    }
+  }
+
+ private:
+  using NameFn = int (*)(int, sockaddr*, socklen_t*);
+  void Address(NameFn name, std::string& ip, int& port) const {
+    sockaddr_storage a{};
+    socklen_t len = sizeof a;
+    char text[INET6_ADDRSTRLEN] = "";
+    if (name(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0) return;
+    if (a.ss_family == AF_INET) {
+      const auto* v4 = reinterpret_cast<const sockaddr_in*>(&a);
+      ::inet_ntop(AF_INET, &v4->sin_addr, text, sizeof text);
+      port = ntohs(v4->sin_port);
+    } else if (a.ss_family == AF_INET6) {
+      const auto* v6 = reinterpret_cast<const sockaddr_in6*>(&a);
+      ::inet_ntop(AF_INET6, &v6->sin6_addr, text, sizeof text);
+      port = ntohs(v6->sin6_port);
+    }
+    ip = text;
+  }
+
+  const int fd_;
+  const Clock::time_point deadline_;
+  char buf_[4096];
+  size_t off_ = 0;
+  size_t len_ = 0;
+};
+
 }  // namespace
+
+void MetricsHttp::Abort() {
+  core::MutexLock lock(&mu_);
+  aborted_ = true;
+  if (serving_fd_ >= 0) ::shutdown(serving_fd_, SHUT_RDWR);
+}
+
+// Replaces the library's keep-alive loop: one request per connection, its first byte within
+// kMetricsIdleMs, all of it (request read, reply written) within kMetricsExchangeMs.
+bool MetricsHttp::process_and_close_socket(socket_t sock) {
+  bool serve = false;
+  {
+    core::MutexLock lock(&mu_);
+    serve = !aborted_;
+    if (serve) serving_fd_ = sock;
+  }
+  bool ok = false;
+  if (serve) {
+    BoundedStream stream(sock, Clock::now() + std::chrono::milliseconds(kMetricsExchangeMs));
+    if (stream.Wait(POLLIN, kMetricsIdleMs)) {
+      bool connection_closed = false;
+      ok = process_request(stream, /*close_connection=*/true, connection_closed, nullptr);
+    }
+    core::MutexLock lock(&mu_);
+    serving_fd_ = -1;  // before the close: Abort() must never shut a reused descriptor
+  }
+  ::shutdown(sock, SHUT_RDWR);
+  ::close(sock);
+  return ok;
+}
 
 bool MetricsBoard::TryPublish(std::shared_ptr<const MetricsSnapshot> snapshot) {
   if (!mu_.TryLock()) return false;
@@ -275,20 +411,18 @@ std::string RenderPrometheus(const MetricsSnapshot& s) {
 core::Status MetricsServer::Start(const std::string& bind_address, uint16_t port,
                                   const MetricsBoard* board, std::unique_ptr<MetricsServer>* out) {
   std::unique_ptr<MetricsServer> m(new MetricsServer());
-  m->http_ = std::make_unique<httplib::Server>();
+  m->http_ = std::make_unique<MetricsHttp>();
   // One worker: a scrape is cheap, and the frame threads keep the cores. (Four were tried: TSan
   // reported two workers racing inside Debian's libcpp-httplib 0.11, which is built without TSan,
-  // so the report can be neither trusted nor dismissed; see docs/stats.md.) A worker serves one connection at a time, and with the library's 5 s
-  // keep-alive a second scraper's idle connection (an HA pair of Prometheus servers), or any
-  // client that connected and sent nothing, held every scrape back by up to 5 s. So: one request
-  // per connection (Connection: close; a scraper comes every few seconds and gains nothing from
-  // keeping it), and a connection that sends nothing for 1 s, or stalls 2 s inside a request, is
-  // closed. A client that drips a header line a second still holds the worker: the endpoint is
-  // for the operator's network (docs/stats.md).
+  // so the report can be neither trusted nor dismissed; see docs/stats.md.) A worker serves one
+  // connection at a time, and with the library's 5 s keep-alive a second scraper's idle
+  // connection (an HA pair of Prometheus servers), or any client that connected and sent
+  // nothing, held every scrape back by up to 5 s. So MetricsHttp answers one request per
+  // connection (Connection: close; a scraper comes every few seconds and gains nothing from
+  // keeping it) and bounds each connection (kMetricsIdleMs, kMetricsStallMs, kMetricsExchangeMs),
+  // so that a client that drips its request holds the worker 5 s at most, not for as long as it
+  // drips. The library's keep-alive and read timeouts are unused by MetricsHttp's connections.
   m->http_->new_task_queue = [] { return new httplib::ThreadPool(1); };
-  m->http_->set_keep_alive_max_count(1);
-  m->http_->set_keep_alive_timeout(1);
-  m->http_->set_read_timeout(2, 0);
   // A scrape is a GET without a body, yet the library buffered any body it was sent: a POST of
   // 6 GiB grew the process to 3.5 GB. set_payload_max_length alone is not enough in 0.11: it
   // answers 413 to a Content-Length over the limit only after reading and discarding the whole
@@ -320,7 +454,7 @@ core::Status MetricsServer::Start(const std::string& bind_address, uint16_t port
                                  std::to_string(port));
   }
   m->port_ = static_cast<uint16_t>(bound);
-  httplib::Server* http = m->http_.get();
+  MetricsHttp* http = m->http_.get();
   m->thread_ = std::thread([http] {
     core::NameThisThread("as-metrics");
     http->listen_after_bind();
@@ -334,7 +468,10 @@ core::Status MetricsServer::Start(const std::string& bind_address, uint16_t port
 MetricsServer::~MetricsServer() { Stop(); }
 
 void MetricsServer::Stop() {
-  if (http_ != nullptr) http_->stop();
+  if (http_ != nullptr) {
+    http_->Abort();  // the connection being served ends now; the worker takes up no other
+    http_->stop();   // the listening socket: the listen loop ends and joins the worker
+  }
   if (thread_.joinable()) thread_.join();
 }
 

@@ -19,10 +19,6 @@
 #include "server/core/thread_annotations.h"
 #include "server/sv/stats_report.h"
 
-namespace httplib {
-class Server;
-}
-
 namespace sv {
 
 inline constexpr uint64_t kMetricsPublishMs = 250;
@@ -53,23 +49,35 @@ class MetricsBoard {
 // The text exposition of `s` (names, HELP and TYPE lines, labels, `# EOF`-less 0.0.4 format).
 std::string RenderPrometheus(const MetricsSnapshot& s);
 
+class MetricsHttp;  // metrics.cc: cpp-httplib's server with bounded connections
+
 // GET /metrics on bind_address:port, served by one HTTP thread from the board's latest snapshot
 // (503 before the first). Other paths answer 404; a request that carries a body (Content-Length
-// other than 0, or Transfer-Encoding) answers 413 before any of the body is read. Create/Stop on
-// one controlling thread.
+// other than 0, or Transfer-Encoding) answers 413 before any of the body is read.
+//
+// One request per connection (Connection: close), served one connection at a time. A connection
+// that sends nothing for kMetricsIdleMs, stalls kMetricsStallMs, or has not been answered
+// kMetricsExchangeMs after it was taken up is closed: a client that drips its request holds the
+// endpoint that long at most. Create/Stop on one controlling thread.
+inline constexpr int kMetricsIdleMs = 1000;
+inline constexpr int kMetricsStallMs = 2000;
+inline constexpr int kMetricsExchangeMs = 5000;
+
 class MetricsServer {
  public:
   // Binds and starts the HTTP thread. `board` must outlive the server.
   static core::Status Start(const std::string& bind_address, uint16_t port,
                             const MetricsBoard* board, std::unique_ptr<MetricsServer>* out);
   ~MetricsServer();  // Stop()
+  // Closes the listening socket and the connection being served, whatever its client is doing,
+  // and joins the HTTP thread: returns at once (in milliseconds), not when a client is done.
   void Stop();
   uint16_t port() const { return port_; }
 
  private:
   MetricsServer() = default;
 
-  std::unique_ptr<httplib::Server> http_;
+  std::unique_ptr<MetricsHttp> http_;
   std::thread thread_;
   uint16_t port_ = 0;
 };

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <memory>
 #include <regex>
@@ -252,5 +253,97 @@ TEST_CASE("/metrics refuses a request body unread") {
   const auto res = c.Get("/metrics");
   REQUIRE(res);
   CHECK(res->status == 200);
+  http->Stop();
+}
+
+namespace {
+
+// A client that connects to /metrics and drips a request line that never ends, one byte every
+// 100 ms, until the server closes the connection or Finish() is called.
+class Dripper {
+ public:
+  explicit Dripper(uint16_t port) : fd_(ConnectTo(port)) {
+    thread_ = std::thread([this] {
+      const std::string line = "GET /metrics?drip=";
+      for (size_t i = 0; !finish_.load(); ++i) {
+        const char c = i < line.size() ? line[i] : 'x';
+        if (::send(fd_, &c, 1, MSG_NOSIGNAL) != 1) break;  // the server closed it
+        sent_.fetch_add(1);
+        std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      }
+      closed_by_server_.store(!finish_.load());
+    });
+  }
+  ~Dripper() {
+    Finish();
+    ::close(fd_);
+  }
+  void Finish() {
+    finish_.store(true);
+    if (thread_.joinable()) thread_.join();
+  }
+  int sent() const { return sent_.load(); }
+  bool closed_by_server() const { return closed_by_server_.load(); }
+
+ private:
+  const int fd_;
+  std::atomic<bool> finish_{false}, closed_by_server_{false};
+  std::atomic<int> sent_{0};
+  std::thread thread_;
+};
+
+// Polls `done` every 10 ms until it holds or `deadline_ms` pass (a deadline for something
+// observable, not a timing assumption); returns what it last saw.
+bool PollUntil(const std::function<bool()>& done, int deadline_ms) {
+  const uint64_t deadline = core::SteadyMs() + static_cast<uint64_t>(deadline_ms);
+  while (!done() && core::SteadyMs() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  return done();
+}
+
+}  // namespace
+
+// Stop() closed the listening socket and joined the worker, which went on reading a client's
+// dripping request: shutdown waited as long as the client dripped (36 s in the audit). Stop() now
+// shuts the connection being served and returns at once; 10 s is a generous deadline. Without
+// the fix the dripper is finished once the deadline passed, so the test fails rather than hangs.
+TEST_CASE("/metrics: Stop returns while a client drips its request") {
+  sv::MetricsBoard board;
+  REQUIRE(board.TryPublish(std::make_shared<sv::MetricsSnapshot>()));
+  std::unique_ptr<sv::MetricsServer> http;
+  REQUIRE(sv::MetricsServer::Start("127.0.0.1", 0, &board, &http).ok());
+  Dripper dripper(http->port());
+  REQUIRE(PollUntil([&] { return dripper.sent() >= 3; }, 30000));  // the worker is reading it
+  std::atomic<bool> stopped{false};
+  std::thread stopper([&] {
+    http->Stop();
+    stopped.store(true);
+  });
+  const bool in_time = PollUntil([&] { return stopped.load(); }, 10000);
+  if (!in_time) dripper.Finish();
+  stopper.join();
+  CHECK(in_time);
+}
+
+// A dripping client held the one worker for as long as it dripped, so every scrape waited. Each
+// connection now has kMetricsExchangeMs to be answered: the dripper is cut off and a scrape that
+// queued behind it is served (the deadline here is generous: 30 s, the drip would go on for
+// 60 s).
+TEST_CASE("/metrics: a client that drips its request holds the endpoint a few seconds at most") {
+  sv::MetricsBoard board;
+  REQUIRE(board.TryPublish(std::make_shared<sv::MetricsSnapshot>()));
+  std::unique_ptr<sv::MetricsServer> http;
+  REQUIRE(sv::MetricsServer::Start("127.0.0.1", 0, &board, &http).ok());
+  Dripper dripper(http->port());
+  REQUIRE(PollUntil([&] { return dripper.sent() >= 3; }, 30000));
+  std::atomic<bool> served{false};
+  std::thread scraper([&] {
+    const std::string reply = Exchange(http->port(), "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+    served.store(reply.rfind("HTTP/1.1 200 ", 0) == 0);
+  });
+  const bool in_time = PollUntil([&] { return served.load(); }, 30000);
+  CHECK(PollUntil([&] { return dripper.closed_by_server(); }, 10000));
+  dripper.Finish();  // without the fix, lets the scrape through so the test ends
+  scraper.join();
+  CHECK(in_time);
   http->Stop();
 }
