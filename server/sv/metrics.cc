@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string_view>
+#include <vector>
 
 #include <httplib.h>
 
@@ -27,12 +28,12 @@ namespace sv {
 // as it dripped (36 s in audit 49; for good if it never stops). The library exposes no accepted
 // socket (set_socket_options sees the listening one only), but Server::process_and_close_socket
 // is virtual and Server::process_request protected: MetricsHttp serves each connection itself,
-// through a Stream whose waits end at the connection's deadline, and Abort() shuts the socket
+// through a Stream whose waits end at the connection's deadline, and Abort() shuts the sockets
 // being served so that a wait in progress returns at once.
 class MetricsHttp final : public httplib::Server {
  public:
-  // Ends the exchange being served now (its socket is shut) and every later one (closed unread).
-  // Any thread; then stop() ends the listen loop.
+  // Ends the exchanges being served now (their sockets are shut) and every later one (closed
+  // unread). Any thread; then stop() ends the listen loop.
   void Abort() EXCLUDES(mu_);
 
  private:
@@ -40,7 +41,9 @@ class MetricsHttp final : public httplib::Server {
 
   core::Mutex mu_;
   bool aborted_ GUARDED_BY(mu_) = false;
-  int serving_fd_ GUARDED_BY(mu_) = -1;  // shut by Abort(); closed only once cleared
+  // Sockets being served (one per worker: one today), shut by Abort(). A socket leaves the set
+  // before it is closed, so Abort() never shuts a descriptor number reused for something else.
+  std::vector<int> serving_fds_ GUARDED_BY(mu_);
 };
 
 namespace {
@@ -351,7 +354,7 @@ class BoundedStream final : public httplib::Stream {
 void MetricsHttp::Abort() {
   core::MutexLock lock(&mu_);
   aborted_ = true;
-  if (serving_fd_ >= 0) ::shutdown(serving_fd_, SHUT_RDWR);
+  for (int fd : serving_fds_) ::shutdown(fd, SHUT_RDWR);
 }
 
 // Replaces the library's keep-alive loop: one request per connection, its first byte within
@@ -361,7 +364,7 @@ bool MetricsHttp::process_and_close_socket(socket_t sock) {
   {
     core::MutexLock lock(&mu_);
     serve = !aborted_;
-    if (serve) serving_fd_ = sock;
+    if (serve) serving_fds_.push_back(sock);
   }
   bool ok = false;
   if (serve) {
@@ -371,7 +374,7 @@ bool MetricsHttp::process_and_close_socket(socket_t sock) {
       ok = process_request(stream, /*close_connection=*/true, connection_closed, nullptr);
     }
     core::MutexLock lock(&mu_);
-    serving_fd_ = -1;  // before the close: Abort() must never shut a reused descriptor
+    std::erase(serving_fds_, sock);
   }
   ::shutdown(sock, SHUT_RDWR);
   ::close(sock);
