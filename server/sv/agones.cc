@@ -21,6 +21,40 @@ using Clock = std::chrono::steady_clock;
 // that comes before the client has opened its socket finds nothing to shut and does nothing.
 constexpr auto kStopRepeat = std::chrono::milliseconds(20);
 
+// Without a content receiver httplib 0.11 appends the whole reply to Response::body: a listener
+// announcing 20 GiB and streaming it ended the server with std::bad_alloc. This one reads at most
+// kMaxReplyBytes of the body and keeps none of it (only the status matters); a Content-Length
+// over the limit is refused before any of the body is read.
+struct ReplyLimit {
+  void AttachTo(httplib::Request* req) {
+    req->response_handler = [this](const httplib::Response& r) {
+      if (r.has_header("Content-Length")) {
+        announced = r.get_header_value<uint64_t>("Content-Length");
+      }
+      return announced <= AgonesSdk::kMaxReplyBytes;
+    };
+    req->content_receiver = [this](const char*, size_t n, uint64_t, uint64_t) {
+      received += n;
+      return received <= AgonesSdk::kMaxReplyBytes;
+    };
+  }
+  // Why the reply broke the limit, or "" if it did not.
+  std::string Broken() const {
+    const std::string limit = std::to_string(AgonesSdk::kMaxReplyBytes);
+    if (announced > AgonesSdk::kMaxReplyBytes) {
+      return "reply of " + std::to_string(announced) + " bytes refused unread (at most " + limit +
+             ")";
+    }
+    if (received > AgonesSdk::kMaxReplyBytes) {
+      return "reply longer than " + limit + " bytes, abandoned";
+    }
+    return "";
+  }
+
+  uint64_t announced = 0;  // Content-Length, if the reply had one
+  size_t received = 0;
+};
+
 }  // namespace
 
 core::Status AgonesOptionsFromEnv(int health_interval_ms, AgonesOptions* out) {
@@ -82,27 +116,14 @@ core::Status AgonesSdk::Post(const std::string& path, int timeout_ms, bool aband
   client.set_read_timeout(timeout_ms / 1000, (timeout_ms % 1000) * 1000);
   client.set_write_timeout(timeout_ms / 1000, (timeout_ms % 1000) * 1000);
   // The gateway maps each SDK call to POST with an empty JSON message as the body. The request is
-  // built by hand because 0.11's Client::Post has no overload taking a content receiver, and
-  // without one the library appends the whole reply to Response::body: a listener announcing
-  // 20 GiB and streaming it ended the server with std::bad_alloc.
+  // built by hand because 0.11's Client::Post has no overload taking a content receiver.
   httplib::Request req;
   req.method = "POST";
   req.path = path;
   req.body = "{}";
   req.set_header("Content-Type", "application/json");
-  uint64_t announced = 0;  // a Content-Length over the limit: refused before reading any of it
-  req.response_handler = [&announced](const httplib::Response& r) {
-    if (r.has_header("Content-Length")) {
-      announced = r.get_header_value<uint64_t>("Content-Length");
-      if (announced > kMaxReplyBytes) return false;
-    }
-    return true;
-  };
-  size_t received = 0;  // the body is kept nowhere: only the status matters
-  req.content_receiver = [&received](const char*, size_t n, uint64_t, uint64_t) {
-    received += n;
-    return received <= kMaxReplyBytes;
-  };
+  ReplyLimit limit;
+  limit.AttachTo(&req);
   {
     core::MutexLock lock(&mu_);
     call_in_flight_ = true;
@@ -119,14 +140,8 @@ core::Status AgonesSdk::Post(const std::string& path, int timeout_ms, bool aband
   }
   cv_.SignalAll();
   watchdog.join();
-  if (announced > kMaxReplyBytes) {
-    return core::Status::IoError("agones " + path + ": reply of " + std::to_string(announced) +
-                                 " bytes refused unread (at most " + std::to_string(kMaxReplyBytes) +
-                                 ")");
-  }
-  if (received > kMaxReplyBytes) {
-    return core::Status::IoError("agones " + path + ": reply longer than " +
-                                 std::to_string(kMaxReplyBytes) + " bytes, abandoned");
+  if (const std::string broken = limit.Broken(); !broken.empty()) {
+    return core::Status::IoError("agones " + path + ": " + broken);
   }
   if (res) {
     if (res->status != 200) {

@@ -313,8 +313,9 @@ class BoundedStream final : public httplib::Stream {
   // A socket shut from another thread (MetricsHttp::Abort) ends the wait at once.
   bool Wait(short events, int wait_ms) const {
     for (;;) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - Clock::now());
-      const int ms = static_cast<int>(std::min<int64_t>(wait_ms, left.count()));
+      const int64_t left_ms =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - Clock::now()).count();
+      const int ms = static_cast<int>(std::min<int64_t>(wait_ms, left_ms));
       if (ms <= 0) return false;
       pollfd p{fd_, events, 0};
       const int r = ::poll(&p, 1, ms);
@@ -434,8 +435,9 @@ core::Status MetricsServer::Start(const std::string& bind_address, uint16_t port
   // headers are in), and the limit stays as a second guard.
   m->http_->set_payload_max_length(0);
   m->http_->set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
-    const bool has_body = req.has_header("Transfer-Encoding") ||
-                          (req.has_header("Content-Length") && req.get_header_value("Content-Length") != "0");
+    const bool has_body =
+        req.has_header("Transfer-Encoding") ||
+        (req.has_header("Content-Length") && req.get_header_value("Content-Length") != "0");
     if (!has_body) return httplib::Server::HandlerResponse::Unhandled;
     res.status = 413;
     res.set_content("a scrape is a GET without a body\n", "text/plain");

@@ -162,7 +162,8 @@ bool PollUntil(const std::function<bool()>& done, int deadline_ms) {
 // Runs `call` on a thread of its own and waits up to `deadline_ms` for it to return. If it has not
 // returned by then, `unblock` ends whatever holds it (so the test ends, failing, rather than
 // hangs) and the thread is joined. True if `call` returned in time.
-bool ReturnsWithin(const std::function<void()>& call, int deadline_ms, const std::function<void()>& unblock) {
+bool ReturnsWithin(const std::function<void()>& call, int deadline_ms,
+                   const std::function<void()>& unblock) {
   std::atomic<bool> returned{false};
   std::thread t([&] {
     call();

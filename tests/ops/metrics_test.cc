@@ -226,7 +226,9 @@ std::string Exchange(uint16_t port, const std::string& request) {
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
   std::string reply;
   char buf[4096];
-  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) reply.append(buf, static_cast<size_t>(n));
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) {
+    reply.append(buf, static_cast<size_t>(n));
+  }
   ::close(fd);
   return reply;
 }
@@ -296,7 +298,9 @@ class Dripper {
 // observable, not a timing assumption); returns what it last saw.
 bool PollUntil(const std::function<bool()>& done, int deadline_ms) {
   const uint64_t deadline = core::SteadyMs() + static_cast<uint64_t>(deadline_ms);
-  while (!done() && core::SteadyMs() < deadline) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  while (!done() && core::SteadyMs() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   return done();
 }
 
