@@ -25,7 +25,7 @@ namespace sv {
 // httplib 0.11 bounds each read of a request (set_read_timeout), never a whole request, and its
 // Server::stop() closes only the listening socket: the worker then finishes the connection it
 // serves. A client dripping a byte a second held the one worker, and Stop()'s join, for as long
-// as it dripped (36 s in audit 49; for good if it never stops). The library exposes no accepted
+// as it dripped (36 s in a black-box audit, 2026-11-30; for good if it never stops). The library exposes no accepted
 // socket (set_socket_options sees the listening one only), but Server::process_and_close_socket
 // is virtual and Server::process_request protected: MetricsHttp serves each connection itself,
 // through a Stream whose waits end at the connection's deadline, and Abort() shuts the sockets
