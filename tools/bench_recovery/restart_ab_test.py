@@ -2,7 +2,9 @@
 """restart_ab.py against the real server: a directory written by a 1 s game, restarted by the same
 binary under two labels for 2 rounds. Every figure must be reported, from each of the 4 runs; the
 tool must refuse a binary that is not there, and stop with an error when a server outlives
---timeout-s (a server told to serve for 60 s, against a timeout of 2 s).
+--timeout-s (a server told to serve for 60 s, against a timeout of 2 s). compare.py, which shares
+restart_ab.py's argument checks, must refuse a --csv it could not write before its first round (it
+writes the file only after the last).
 
   restart_ab_test.py BIN_DIR MAP
 """
@@ -50,6 +52,13 @@ def main():
                                "--timeout-s", "2", "--server-arg=--duration=60", f"a={server}", f"b={server}"],
                               capture_output=True, text=True, timeout=60)
         assert hung.returncode == 1 and "did not exit within 2 s (killed)" in hung.stderr, hung.stderr
+        compare = os.path.join(HERE, "compare.py")
+        for csv_path in (tmp, os.path.join(data, "world.id", "runs.csv")):  # a directory; under a file
+            bad_csv = subprocess.run([sys.executable, compare, "--data-dir", data, "--map", map_path, "--rounds", "1",
+                                      "--csv", csv_path, f"a={server}", f"b={server}"],
+                                     capture_output=True, text=True, timeout=60)
+            assert bad_csv.returncode == 2 and f"--csv {csv_path}: cannot be written" in bad_csv.stderr, bad_csv.stderr
+            assert "round 1" not in bad_csv.stdout, bad_csv.stdout
     print("restart_ab_test: ok")
     return 0
 
