@@ -489,6 +489,15 @@ TEST_CASE("replay of a damaged, foreign or missing directory is a clear error an
     const svtest::Json j = svtest::ParseJson(ReadFile(stats));
     CHECK(j["state_hash_match"].boolean);
   }
+  SECTION("a stats file that cannot be written after the replay is exit 4") {
+    // The parse-time check passes (/proc/self is a directory, the file is absent), but nothing can
+    // be created in procfs, even by root: the replay runs, then its stats write fails.
+    const auto before = Listing(dir);
+    const BinaryRun b = RunBinary({"--data-dir", dir, "--stats-out", "/proc/self/stats.json"});
+    CHECK(b.exit_code == 4);
+    CHECK(b.err.find("stats: I/O error: open /proc/self/stats.json.tmp.") != std::string::npos);
+    CHECK(Listing(dir) == before);
+  }
   SECTION("--stats-out inside the data directory is refused") {
     const auto before = Listing(dir);
     const BinaryRun b = RunBinary({"--data-dir", dir, "--stats-out", dir + "/stats.json"});
