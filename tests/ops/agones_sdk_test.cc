@@ -21,8 +21,11 @@
 #include <vector>
 
 #include "server/core/status.h"
-#include "server/core/steady_clock.h"
 #include "server/sv/agones.h"
+#include "tests/support/poll.h"
+
+using testing_util::PollUntil;
+using testing_util::ReturnsWithin;
 
 namespace {
 
@@ -149,31 +152,6 @@ std::unique_ptr<sv::AgonesSdk> StartSdk(uint16_t port) {
   return sv::AgonesSdk::Start(o);
 }
 
-// Polls `done` every 10 ms until it holds or `deadline_ms` pass (a deadline for something
-// observable, not a timing assumption); returns what it last saw.
-bool PollUntil(const std::function<bool()>& done, int deadline_ms) {
-  const uint64_t deadline = core::SteadyMs() + static_cast<uint64_t>(deadline_ms);
-  while (!done() && core::SteadyMs() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return done();
-}
-
-// Runs `call` on a thread of its own and waits up to `deadline_ms` for it to return. If it has not
-// returned by then, `unblock` ends whatever holds it (so the test ends, failing, rather than
-// hangs) and the thread is joined. True if `call` returned in time.
-bool ReturnsWithin(const std::function<void()>& call, int deadline_ms,
-                   const std::function<void()>& unblock) {
-  std::atomic<bool> returned{false};
-  std::thread t([&] {
-    call();
-    returned.store(true);
-  });
-  const bool in_time = PollUntil([&] { return returned.load(); }, deadline_ms);
-  if (!in_time) unblock();
-  t.join();
-  return in_time;
-}
 
 }  // namespace
 

@@ -28,7 +28,11 @@
 #include "server/sv/metrics.h"
 #include "server/sv/server.h"
 #include "tests/server/play_harness.h"
+#include "tests/support/poll.h"
 #include "tests/support/scratch_dir.h"
+
+using testing_util::PollUntil;
+using testing_util::ReturnsWithin;
 
 namespace {
 
@@ -294,15 +298,6 @@ class Dripper {
   std::thread thread_;
 };
 
-// Polls `done` every 10 ms until it holds or `deadline_ms` pass (a deadline for something
-// observable, not a timing assumption); returns what it last saw.
-bool PollUntil(const std::function<bool()>& done, int deadline_ms) {
-  const uint64_t deadline = core::SteadyMs() + static_cast<uint64_t>(deadline_ms);
-  while (!done() && core::SteadyMs() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  return done();
-}
 
 }  // namespace
 
@@ -317,15 +312,7 @@ TEST_CASE("/metrics: Stop returns while a client drips its request") {
   REQUIRE(sv::MetricsServer::Start("127.0.0.1", 0, &board, &http).ok());
   Dripper dripper(http->port());
   REQUIRE(PollUntil([&] { return dripper.sent() >= 3; }, 30000));  // the worker is reading it
-  std::atomic<bool> stopped{false};
-  std::thread stopper([&] {
-    http->Stop();
-    stopped.store(true);
-  });
-  const bool in_time = PollUntil([&] { return stopped.load(); }, 10000);
-  if (!in_time) dripper.Finish();
-  stopper.join();
-  CHECK(in_time);
+  CHECK(ReturnsWithin([&] { http->Stop(); }, 10000, [&] { dripper.Finish(); }));
 }
 
 // A dripping client held the one worker for as long as it dripped, so every scrape waited. Each

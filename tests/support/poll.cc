@@ -1,0 +1,29 @@
+#include "tests/support/poll.h"
+
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+namespace testing_util {
+
+bool PollUntil(const std::function<bool()>& done, int deadline_ms) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(deadline_ms);
+  while (!done() && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return done();
+}
+
+bool ReturnsWithin(const std::function<void()>& call, int deadline_ms, const std::function<void()>& unblock) {
+  std::atomic<bool> returned{false};
+  std::thread t([&] {
+    call();
+    returned.store(true);
+  });
+  const bool in_time = PollUntil([&] { return returned.load(); }, deadline_ms);
+  if (!in_time) unblock();
+  t.join();
+  return in_time;
+}
+
+}  // namespace testing_util
