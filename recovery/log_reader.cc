@@ -181,26 +181,6 @@ void NoteOversize(uint64_t file_size, uint64_t local_end, SegmentInfo* info) {
   info->tail_only = true;
 }
 
-}  // namespace
-
-core::Status CheckSegmentFile(Env* env, const std::string& dir, const std::string& name, uint64_t number,
-                              SegmentInfo* info) {
-  *info = SegmentInfo{};
-  info->file = name;
-  info->number = number;
-  std::unique_ptr<File> f;
-  if (core::Status s = env->Open(JoinPath(dir, name), OpenMode::kRead, &f); !s.ok()) return s;
-  uint64_t size = 0;
-  if (core::Status s = f->Size(&size); !s.ok()) return s;
-  std::string data;
-  if (core::Status s = ReadSegmentBytes(f.get(), 0, size, &data); !s.ok()) return s;
-  (void)ParseSegment(data, name, number, info, nullptr);
-  NoteOversize(size, data.size(), info);
-  return core::Status::OK();
-}
-
-namespace {
-
 struct LoadedSegment {
   SegmentInfo info;
   // The segment's header, then its bytes from offset 32 + skipped to the end (or to
@@ -261,6 +241,22 @@ core::Status ReadSegmentAfter(Env* env, const std::string& path, uint64_t after_
   seg->data.replace(0, lf::kSegmentHeaderSize, header);
   return core::Status::OK();
 }
+
+}  // namespace
+
+core::Status CheckSegmentFile(Env* env, const std::string& dir, const std::string& name, uint64_t number,
+                              SegmentInfo* info) {
+  *info = SegmentInfo{};
+  info->file = name;
+  info->number = number;
+  LoadedSegment seg;
+  if (core::Status s = ReadSegmentAfter(env, JoinPath(dir, name), 0, &seg); !s.ok()) return s;
+  (void)ParseSegment(seg.data, name, number, info, nullptr);
+  NoteOversize(seg.file_size, seg.data.size(), info);
+  return core::Status::OK();
+}
+
+namespace {
 
 // Pass 1: read, check and (if allowed) repair every segment. Keeps the bytes of segments that
 // hold ticks > after_tick for pass 2.
