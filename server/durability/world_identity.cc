@@ -20,13 +20,14 @@ constexpr char kHeaderLine[] = "aftershock-world 1";
 struct Field {
   const char* key;
   uint64_t value;
+  uint64_t max = UINT32_MAX;  // the largest value its WorldIdentity member holds
 };
 
 std::vector<Field> Fields(const WorldIdentity& id) {
-  return {{"map_hash", id.map_hash},         {"object_count", id.object_count},
-          {"object_size", id.object_size},   {"max_players", id.max_players},
-          {"first_pickup", id.first_pickup}, {"tick_ms", id.tick_ms},
-          {"seed", id.seed}};
+  return {{"map_hash", id.map_hash, UINT64_MAX},  {"object_count", id.object_count},
+          {"object_size", id.object_size},        {"max_players", id.max_players},
+          {"first_pickup", id.first_pickup},      {"tick_ms", id.tick_ms},
+          {"seed", id.seed, UINT64_MAX}};
 }
 
 core::Status WriteIdentity(recovery::Env* env, const std::string& dir, const WorldIdentity& id) {
@@ -114,10 +115,9 @@ core::Status ParseIdentity(std::string_view text, const std::string& file, World
     if (digits.empty() || *stop != '\0' || digits[0] == '-' || errno == ERANGE) {
       return bad("bad number '" + digits + "'");
     }
-    // Every key but the two 64-bit hashes (map_hash, seed) is a 32-bit count: a larger value
-    // used to be cut to 32 bits, so object_count 4294987650 matched a world of 20354.
-    const bool wide = key == "map_hash" || key == "seed";
-    if (!wide && values[k] > UINT32_MAX) return bad(key + " " + digits + " is out of range");
+    // A value past its member's width used to be cut to it: object_count 4294987650 matched a
+    // world of 20354.
+    if (values[k] > keys[k].max) return bad(key + " " + digits + " is out of range");
     seen[k] = true;
   }
   for (size_t k = 0; k < keys.size(); ++k) {
