@@ -4,12 +4,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <functional>
 #include <thread>
 
 #include <httplib.h>
 #include <spdlog/spdlog.h>
 
 #include "server/core/thread_name.h"
+#include "server/sv/bounded_stream.h"
 
 namespace sv {
 
@@ -17,8 +19,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// How often a watchdog repeats Client::stop() until the call it cuts off has returned: a stop()
-// that comes before the client has opened its socket finds nothing to shut and does nothing.
+// How often a watchdog repeats ClientImpl::stop() until the call it cuts off has returned: a
+// stop() that comes before the client has opened its socket finds nothing to shut and does
+// nothing.
 constexpr auto kStopRepeat = std::chrono::milliseconds(20);
 
 // Without a content receiver httplib 0.11 appends the whole reply to Response::body: a listener
@@ -55,6 +58,33 @@ struct ReplyLimit {
   size_t received = 0;
 };
 
+// httplib 0.11's client reads a reply's status line and headers without a size limit, before
+// any callback of ours runs: a listener sending endless header lines grew the server by about
+// 390 MB within one 2 s call. ClientImpl::process_socket is virtual, so this client serves each
+// call's socket through a BoundedStream instead of the library's stream: reads end after
+// kMaxReplyReadBytes in all, and every wait at the call's deadline.
+class BoundedClient final : public httplib::ClientImpl {
+ public:
+  BoundedClient(const std::string& host, int port, Clock::time_point deadline, int stall_ms)
+      : httplib::ClientImpl(host, port), deadline_(deadline), stall_ms_(stall_ms) {}
+
+  // True if a call read kMaxReplyReadBytes and wanted more.
+  bool read_limit_reached() const { return read_limit_reached_; }
+
+ private:
+  bool process_socket(const Socket& socket,
+                      std::function<bool(httplib::Stream& strm)> callback) override {
+    BoundedStream stream(socket.sock, deadline_, stall_ms_, AgonesSdk::kMaxReplyReadBytes);
+    const bool ok = callback(stream);
+    read_limit_reached_ = read_limit_reached_ || stream.read_limit_reached();
+    return ok;
+  }
+
+  const Clock::time_point deadline_;
+  const int stall_ms_;
+  bool read_limit_reached_ = false;  // the calling thread's
+};
+
 }  // namespace
 
 core::Status AgonesOptionsFromEnv(int health_interval_ms, AgonesOptions* out) {
@@ -87,9 +117,11 @@ AgonesSdk::~AgonesSdk() { Stop(); }
 
 // Why a watchdog: httplib 0.11 bounds each read (set_read_timeout), never a whole call, so a
 // sidecar that drips a byte every 0.5 s held a call, and with it Stop()'s join and the process's
-// exit, for good. The library's one way to end a call from outside is Client::stop(), which shuts
-// the socket of a call in flight (under the client's socket mutex, so from another thread).
-AgonesSdk::Cut AgonesSdk::WatchCall(httplib::Client* client, Clock::time_point deadline,
+// exit, for good. BoundedClient's stream now ends its waits at the deadline too, but only the
+// watchdog cuts a call short when Stop() is called. The library's one way to end a call from
+// outside is ClientImpl::stop(), which shuts the socket of a call in flight (under the client's
+// socket mutex, so from another thread).
+AgonesSdk::Cut AgonesSdk::WatchCall(httplib::ClientImpl* client, Clock::time_point deadline,
                                     bool abandon_on_stop) {
   Cut cut = Cut::kNone;
   {
@@ -111,7 +143,7 @@ AgonesSdk::Cut AgonesSdk::WatchCall(httplib::Client* client, Clock::time_point d
 core::Status AgonesSdk::Post(const std::string& path, int timeout_ms, bool abandon_on_stop) {
   const Clock::time_point deadline = Clock::now() + std::chrono::milliseconds(timeout_ms);
   const int connect_ms = std::min(timeout_ms, 1000);
-  httplib::Client client(options_.host, options_.port);
+  BoundedClient client(options_.host, options_.port, deadline, timeout_ms);
   client.set_connection_timeout(connect_ms / 1000, (connect_ms % 1000) * 1000);
   client.set_read_timeout(timeout_ms / 1000, (timeout_ms % 1000) * 1000);
   client.set_write_timeout(timeout_ms / 1000, (timeout_ms % 1000) * 1000);
@@ -143,6 +175,11 @@ core::Status AgonesSdk::Post(const std::string& path, int timeout_ms, bool aband
   if (const std::string broken = limit.Broken(); !broken.empty()) {
     return core::Status::IoError("agones " + path + ": " + broken);
   }
+  if (client.read_limit_reached()) {
+    return core::Status::IoError("agones " + path + ": reply longer than " +
+                                 std::to_string(kMaxReplyReadBytes) +
+                                 " bytes in all (status line and headers included), abandoned");
+  }
   if (res) {
     if (res->status != 200) {
       return core::Status::IoError("agones " + path + ": HTTP " + std::to_string(res->status));
@@ -152,7 +189,7 @@ core::Status AgonesSdk::Post(const std::string& path, int timeout_ms, bool aband
   if (cut == Cut::kStop) {
     return core::Status::IoError("agones " + path + ": abandoned, the SDK is stopping");
   }
-  if (cut == Cut::kDeadline) {
+  if (cut == Cut::kDeadline || Clock::now() >= deadline) {  // the watchdog's, or the stream's
     return core::Status::IoError("agones " + path + ": no complete reply within " +
                                  std::to_string(timeout_ms) + " ms, abandoned");
   }

@@ -6,7 +6,7 @@
 //
 // Whatever listens on that port is trusted only for its status code: every call must end within
 // a deadline (connect, request and reply together), and a reply's body is read up to
-// kMaxReplyBytes, a longer one failing the call. So a listener that stalls, drips its reply or
+// kMaxReplyBytes and the whole reply up to kMaxReplyReadBytes, a longer one failing the call. So a listener that stalls, drips its reply or
 // sends gigabytes costs a failed call, never the process's memory or its exit.
 //
 // Threading: Start/Shutdown/Stop on one controlling thread (main); the calls run on the SDK's
@@ -27,7 +27,7 @@
 #include "server/core/thread_annotations.h"
 
 namespace httplib {
-class Client;
+class ClientImpl;
 }
 
 namespace sv {
@@ -62,9 +62,11 @@ class AgonesSdk {
   void Stop();
 
   // Each call (Ready, Health, one Shutdown try) must end within kCallTimeoutMs. A reply's body is
-  // read up to kMaxReplyBytes (the gateway answers `{}`); a longer one fails the call.
+  // read up to kMaxReplyBytes (the gateway answers `{}`), and the whole reply (status line,
+  // headers, chunk framing and body) up to kMaxReplyReadBytes; a longer one fails the call.
   static constexpr int kCallTimeoutMs = 2000;
   static constexpr size_t kMaxReplyBytes = 4096;
+  static constexpr size_t kMaxReplyReadBytes = 16384;
 
  private:
   explicit AgonesSdk(const AgonesOptions& options) : options_(options) {}
@@ -79,7 +81,7 @@ class AgonesSdk {
   // Post's watchdog, on its own thread: waits until the call ends (call_in_flight_ clears),
   // `deadline` passes or, with abandon_on_stop, Stop() is called; in the last two cases stops
   // `client` (again, until the call has returned) and says which.
-  Cut WatchCall(httplib::Client* client, std::chrono::steady_clock::time_point deadline,
+  Cut WatchCall(httplib::ClientImpl* client, std::chrono::steady_clock::time_point deadline,
                 bool abandon_on_stop) EXCLUDES(mu_);
   bool WaitStop(int ms) EXCLUDES(mu_);  // true if stopping
 

@@ -1,14 +1,11 @@
 // Prometheus metrics: publication, text rendering, and the /metrics HTTP endpoint.
 #include "server/sv/metrics.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -19,6 +16,7 @@
 
 #include "server/core/thread_name.h"
 #include "server/core/utf8.h"
+#include "server/sv/bounded_stream.h"
 
 namespace sv {
 
@@ -275,81 +273,6 @@ void RenderDurability(const MetricsSnapshot& s, Writer* w) {
 
 using Clock = std::chrono::steady_clock;
 
-// An accepted connection as httplib's Stream, for one exchange: every wait for the socket ends
-// after kMetricsStallMs, and none goes past `deadline`. Reads are buffered (the library reads a
-// request line a byte at a time).
-class BoundedStream final : public httplib::Stream {
- public:
-  BoundedStream(int fd, Clock::time_point deadline) : fd_(fd), deadline_(deadline) {}
-
-  bool is_readable() const override { return Wait(POLLIN, kMetricsStallMs); }
-  bool is_writable() const override { return Wait(POLLOUT, kMetricsStallMs); }
-  ssize_t read(char* ptr, size_t size) override {
-    if (off_ == len_) {
-      if (!is_readable()) return -1;
-      const ssize_t n = ::recv(fd_, buf_, sizeof buf_, 0);
-      if (n <= 0) return n;
-      off_ = 0;
-      len_ = static_cast<size_t>(n);
-    }
-    const size_t n = std::min(size, len_ - off_);
-    std::copy_n(buf_ + off_, n, ptr);
-    off_ += n;
-    return static_cast<ssize_t>(n);
-  }
-  ssize_t write(const char* ptr, size_t size) override {
-    if (!is_writable()) return -1;
-    return ::send(fd_, ptr, size, MSG_NOSIGNAL);
-  }
-  void get_remote_ip_and_port(std::string& ip, int& port) const override {
-    Address(::getpeername, ip, port);
-  }
-  void get_local_ip_and_port(std::string& ip, int& port) const override {
-    Address(::getsockname, ip, port);
-  }
-  socket_t socket() const override { return fd_; }
-
-  // Waits for `events` up to wait_ms, and never past the deadline; false if they did not come.
-  // A socket shut from another thread (MetricsHttp::Abort) ends the wait at once.
-  bool Wait(short events, int wait_ms) const {
-    for (;;) {
-      const int64_t left_ms =
-          std::chrono::duration_cast<std::chrono::milliseconds>(deadline_ - Clock::now()).count();
-      const int ms = static_cast<int>(std::min<int64_t>(wait_ms, left_ms));
-      if (ms <= 0) return false;
-      pollfd p{fd_, events, 0};
-      const int r = ::poll(&p, 1, ms);
-      if (r < 0 && errno == EINTR) continue;
-      return r > 0;  // with POLLHUP or POLLERR the recv or send that follows fails
-    }
-  }
-
- private:
-  using NameFn = int (*)(int, sockaddr*, socklen_t*);
-  void Address(NameFn name, std::string& ip, int& port) const {
-    sockaddr_storage a{};
-    socklen_t len = sizeof a;
-    char text[INET6_ADDRSTRLEN] = "";
-    if (name(fd_, reinterpret_cast<sockaddr*>(&a), &len) != 0) return;
-    if (a.ss_family == AF_INET) {
-      const auto* v4 = reinterpret_cast<const sockaddr_in*>(&a);
-      ::inet_ntop(AF_INET, &v4->sin_addr, text, sizeof text);
-      port = ntohs(v4->sin_port);
-    } else if (a.ss_family == AF_INET6) {
-      const auto* v6 = reinterpret_cast<const sockaddr_in6*>(&a);
-      ::inet_ntop(AF_INET6, &v6->sin6_addr, text, sizeof text);
-      port = ntohs(v6->sin6_port);
-    }
-    ip = text;
-  }
-
-  const int fd_;
-  const Clock::time_point deadline_;
-  char buf_[4096];
-  size_t off_ = 0;
-  size_t len_ = 0;
-};
-
 }  // namespace
 
 void MetricsHttp::Abort() {
@@ -369,7 +292,8 @@ bool MetricsHttp::process_and_close_socket(socket_t sock) {
   }
   bool ok = false;
   if (serve) {
-    BoundedStream stream(sock, Clock::now() + std::chrono::milliseconds(kMetricsExchangeMs));
+    BoundedStream stream(sock, Clock::now() + std::chrono::milliseconds(kMetricsExchangeMs),
+                         kMetricsStallMs);
     if (stream.Wait(POLLIN, kMetricsIdleMs)) {
       bool connection_closed = false;
       ok = process_request(stream, /*close_connection=*/true, connection_closed, nullptr);

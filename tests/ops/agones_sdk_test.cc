@@ -189,6 +189,32 @@ TEST_CASE("agones: a reply longer than a few KiB fails the call instead of filli
   CHECK(sidecar.requests("/health") == 0);  // Ready never succeeded
 }
 
+// httplib reads a reply's status line and headers without a limit, before any callback: a
+// listener sending endless header lines grew the server by about 390 MB within one 2 s call. The
+// whole reply is now read up to kMaxReplyReadBytes, so the call fails at once, naming the limit;
+// before, it ran to its deadline ("no complete reply within"). The sidecar sends 64 MiB of
+// headers at most, then holds the connection.
+TEST_CASE("agones: endless reply headers fail the call once the reply passes 16 KiB") {
+  const std::string line = "X-Pad: " + std::string(1000, 'h') + "\r\n";
+  RawSidecar sidecar([&](RawSidecar& self, int fd) {
+    if (!self.Send(fd, "HTTP/1.1 200 OK\r\n")) return;
+    std::string mib;
+    while (mib.size() < (1u << 20)) mib += line;
+    for (int i = 0; i < 64; ++i) {
+      if (!self.Send(fd, mib)) return;
+    }
+    self.Hold(fd);
+  });
+  auto sdk = StartSdk(sidecar.port());
+  REQUIRE(PollUntil([&] { return sidecar.requests("/ready") >= 2; }, 30000));
+  const core::Status s = sdk->Shutdown();
+  CHECK_FALSE(s.ok());
+  CHECK_THAT(s.ToString(),
+             Catch::Contains("agones /shutdown: reply longer than 16384 bytes in all (status line "
+                             "and headers included), abandoned"));
+  CHECK(sidecar.requests("/health") == 0);
+}
+
 // A sidecar that dripped its reply's body one byte every 0.5 s held the call for good (httplib
 // bounds each read, not a call), so Stop() joined the SDK thread forever and the server never
 // acted on SIGTERM. Stop() now abandons the call in flight; it returns in about a second at most
