@@ -9,10 +9,13 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <deque>
+#include <functional>
 #include <string_view>
 #include <vector>
 
 #include <httplib.h>
+#include <spdlog/spdlog.h>
 
 #include "server/core/thread_name.h"
 #include "server/core/utf8.h"
@@ -34,15 +37,85 @@ class MetricsHttp final : public httplib::Server {
   // unread). Any thread; then stop() ends the listen loop.
   void Abort() EXCLUDES(mu_);
 
+  // Runs `task` (the library's call of process_and_close_socket for a connection just accepted)
+  // so that the connection is refused: answered 503 without waiting for the client, and closed.
+  // ConnectionQueue's, on the listen thread, when its queue is full.
+  void RunRefusing(const std::function<void()>& task);
+
  private:
   bool process_and_close_socket(socket_t sock) override EXCLUDES(mu_);
+  void Refuse(int sock);
 
   core::Mutex mu_;
   bool aborted_ GUARDED_BY(mu_) = false;
   // Sockets being served (one per worker: one today), shut by Abort(). A socket leaves the set
   // before it is closed, so Abort() never shuts a descriptor number reused for something else.
   std::vector<int> serving_fds_ GUARDED_BY(mu_);
+  uint64_t refused_ = 0;  // the listen thread's
 };
+
+namespace {
+
+// httplib's ThreadPool queues every accepted connection without a bound, each holding a file
+// descriptor until the worker takes it up, and the worker gives an idle connection
+// kMetricsIdleMs. 252 connections that sent nothing so took every descriptor a 256-descriptor
+// server had, and its next checkpoint failed to open its file: a durability failure, the server
+// stopped (measured 2026-11-30). This queue keeps at most kMetricsMaxQueued connections waiting
+// for its one worker and refuses the rest at once (MetricsHttp::RunRefusing), so the endpoint
+// holds at most kMetricsMaxQueued + 2 descriptors whatever its clients do. Like the library's
+// pool, shutdown() runs what is queued (after Abort(): closes it unread) and joins the worker.
+class ConnectionQueue final : public httplib::TaskQueue {
+ public:
+  explicit ConnectionQueue(MetricsHttp* http) : http_(http) {
+    worker_ = std::thread([this] {
+      core::NameThisThread("as-metrics-w");
+      WorkerMain();
+    });
+  }
+  void enqueue(std::function<void()> fn) override EXCLUDES(mu_) {
+    {
+      core::MutexLock lock(&mu_);
+      if (queued_.size() < static_cast<size_t>(kMetricsMaxQueued)) {
+        queued_.push_back(std::move(fn));
+        cv_.Signal();
+        return;
+      }
+    }
+    http_->RunRefusing(fn);
+  }
+  void shutdown() override EXCLUDES(mu_) {
+    {
+      core::MutexLock lock(&mu_);
+      shutdown_ = true;
+    }
+    cv_.SignalAll();
+    worker_.join();
+  }
+
+ private:
+  void WorkerMain() EXCLUDES(mu_) {
+    for (;;) {
+      std::function<void()> fn;
+      {
+        core::MutexLock lock(&mu_);
+        while (queued_.empty() && !shutdown_) cv_.Wait(&mu_);
+        if (queued_.empty()) return;  // shut down, and nothing left to close
+        fn = std::move(queued_.front());
+        queued_.pop_front();
+      }
+      fn();
+    }
+  }
+
+  MetricsHttp* const http_;
+  core::Mutex mu_;
+  core::CondVar cv_;  // signalled when a connection is queued and at shutdown
+  std::deque<std::function<void()>> queued_ GUARDED_BY(mu_);
+  bool shutdown_ GUARDED_BY(mu_) = false;
+  std::thread worker_;
+};
+
+}  // namespace
 
 namespace {
 
@@ -281,9 +354,39 @@ void MetricsHttp::Abort() {
   for (int fd : serving_fds_) ::shutdown(fd, SHUT_RDWR);
 }
 
+namespace {
+// Set while MetricsHttp::RunRefusing runs a connection's task on the listen thread.
+thread_local bool t_refusing = false;
+}  // namespace
+
+void MetricsHttp::RunRefusing(const std::function<void()>& task) {
+  t_refusing = true;
+  task();
+  t_refusing = false;
+}
+
+void MetricsHttp::Refuse(int sock) {
+  // The listen thread must not wait for this client: one attempt to send, whatever fits.
+  static constexpr char kBusy[] =
+      "HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n"
+      "Retry-After: 1\r\n\r\n";
+  (void)::send(sock, kBusy, sizeof kBusy - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+  ++refused_;
+  if (refused_ == 1 || refused_ % 1000 == 0) {
+    spdlog::warn("metrics: {} connection(s) refused with 503 so far: {} were already waiting",
+                 refused_, kMetricsMaxQueued);
+  }
+}
+
 // Replaces the library's keep-alive loop: one request per connection, its first byte within
 // kMetricsIdleMs, all of it (request read, reply written) within kMetricsExchangeMs.
 bool MetricsHttp::process_and_close_socket(socket_t sock) {
+  if (t_refusing) {
+    Refuse(sock);
+    ::shutdown(sock, SHUT_RDWR);
+    ::close(sock);
+    return false;
+  }
   bool serve = false;
   {
     core::MutexLock lock(&mu_);
@@ -350,7 +453,7 @@ core::Status MetricsServer::Start(const std::string& bind_address, uint16_t port
   // keeping it) and bounds each connection (kMetricsIdleMs, kMetricsStallMs, kMetricsExchangeMs),
   // so that a client that drips its request holds the worker 5 s at most, not for as long as it
   // drips. The library's keep-alive and read timeouts are unused by MetricsHttp's connections.
-  m->http_->new_task_queue = [] { return new httplib::ThreadPool(1); };
+  m->http_->new_task_queue = [http = m->http_.get()] { return new ConnectionQueue(http); };
   // A scrape is a GET without a body, yet the library buffered any body it was sent: a POST of
   // 6 GiB grew the process to 3.5 GB. set_payload_max_length alone is not enough in 0.11: it
   // answers 413 to a Content-Length over the limit only after reading and discarding the whole

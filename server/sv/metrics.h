@@ -58,10 +58,14 @@ class MetricsHttp;  // metrics.cc: cpp-httplib's server with bounded connections
 // One request per connection (Connection: close), served one connection at a time. A connection
 // that sends nothing for kMetricsIdleMs, stalls kMetricsStallMs, or has not been answered
 // kMetricsExchangeMs after it was taken up is closed: a client that drips its request holds the
-// endpoint that long at most. Create/Stop on one controlling thread.
+// endpoint that long at most. At most kMetricsMaxQueued accepted connections wait for the
+// worker; one accepted while they do is answered 503 (Retry-After: 1) at once and closed, so a
+// flood of connections holds a bounded number of the process's file descriptors. Create/Stop on
+// one controlling thread.
 inline constexpr int kMetricsIdleMs = 1000;
 inline constexpr int kMetricsStallMs = 2000;
 inline constexpr int kMetricsExchangeMs = 5000;
+inline constexpr int kMetricsMaxQueued = 32;
 
 class MetricsServer {
  public:

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -336,5 +337,67 @@ TEST_CASE("/metrics: a client that drips its request holds the endpoint a few se
   dripper.Finish();  // without the fix, lets the scrape through so the test ends
   scraper.join();
   CHECK(in_time);
+  http->Stop();
+}
+
+namespace {
+
+int OpenDescriptors() {
+  int n = 0;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    (void)entry;
+    ++n;
+  }
+  return n;
+}
+
+}  // namespace
+
+// The library queued every accepted connection without a bound, each holding a descriptor until
+// the one worker took it up and gave it kMetricsIdleMs: 252 connections that sent nothing took
+// every descriptor of a server limited to 256, and its next checkpoint failed to open its file,
+// stopping the server. At most kMetricsMaxQueued connections now wait; the rest are answered 503
+// at once and closed, and the endpoint's descriptors stay bounded. Without the fix no connection
+// is ever answered 503, and the first poll fails at its deadline.
+TEST_CASE("/metrics: a flood of idle connections is refused past the queue and holds few descriptors") {
+  sv::MetricsBoard board;
+  REQUIRE(board.TryPublish(std::make_shared<sv::MetricsSnapshot>()));
+  std::unique_ptr<sv::MetricsServer> http;
+  REQUIRE(sv::MetricsServer::Start("127.0.0.1", 0, &board, &http).ok());
+  const int before = OpenDescriptors();
+  constexpr int kFlood = 200;
+  std::vector<int> flood;
+  for (int i = 0; i < kFlood; ++i) {
+    const int fd = ConnectTo(http->port());
+    REQUIRE(fd >= 0);
+    flood.push_back(fd);
+  }
+  // A refused connection reads a 503, then the server's close.
+  std::vector<bool> refused(kFlood, false);
+  auto count_refused = [&] {
+    int n = 0;
+    for (int i = 0; i < kFlood; ++i) {
+      if (!refused[i]) {
+        char buf[256];
+        const ssize_t got = ::recv(flood[i], buf, sizeof buf - 1, MSG_DONTWAIT);
+        refused[i] = got > 0 && std::string(buf, static_cast<size_t>(got))
+                                        .rfind("HTTP/1.1 503 Service Unavailable\r\n", 0) == 0;
+      }
+      n += refused[i];
+    }
+    return n;
+  };
+  // The endpoint holds the listening socket, the kMetricsMaxQueued waiting connections and the
+  // one it serves; the test holds its kFlood client sockets. (Without the fix all kFlood stay
+  // held, and the worker lets one go per kMetricsIdleMs.)
+  CHECK(PollUntil(
+      [&] { return OpenDescriptors() - before - kFlood <= sv::kMetricsMaxQueued + 2; }, 30000));
+  // Most of the flood was refused with a 503 (a few, connected while the worker let idle ones go,
+  // may have taken a free place in the queue instead).
+  CHECK(PollUntil([&] { return count_refused() >= kFlood / 2; }, 30000));
+  for (int fd : flood) ::close(fd);
+  // Once the flood is gone, a scrape is served.
+  CHECK(Exchange(http->port(), "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n").rfind("HTTP/1.1 200 ", 0) ==
+        0);
   http->Stop();
 }
