@@ -35,7 +35,9 @@ void Address(int fd, NameFn name, std::string& ip, int& port) {
 
 }  // namespace
 
-bool BoundedStream::is_readable() const { return off_ < len_ || Wait(POLLIN, stall_ms_); }
+bool BoundedStream::is_readable() const {
+  return already_read_off_ < already_read_.size() || off_ < len_ || Wait(POLLIN, stall_ms_);
+}
 
 bool BoundedStream::is_writable() const { return Wait(POLLOUT, stall_ms_); }
 
@@ -43,6 +45,14 @@ ssize_t BoundedStream::read(char* ptr, size_t size) {
   if (delivered_ >= max_read_bytes_) {
     read_limit_reached_ = true;
     return -1;
+  }
+  if (already_read_off_ < already_read_.size()) {
+    const size_t n = std::min({size, already_read_.size() - already_read_off_,
+                               max_read_bytes_ - delivered_});
+    std::copy_n(already_read_.data() + already_read_off_, n, ptr);
+    already_read_off_ += n;
+    delivered_ += n;
+    return static_cast<ssize_t>(n);
   }
   if (off_ == len_) {
     if (!Wait(POLLIN, stall_ms_)) return -1;

@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include <httplib.h>
 
@@ -31,9 +32,14 @@ class BoundedStream final : public httplib::Stream {
   // Serves `fd` (not owned: the caller closes it) until `deadline`. Each wait for the socket
   // ends after stall_ms or at the deadline, whichever comes first. Reads deliver at most
   // max_read_bytes in all; the read that would go past them fails (read_limit_reached()).
+  // `already_read` (bytes the caller took from the socket before) is delivered first.
   BoundedStream(int fd, Clock::time_point deadline, int stall_ms,
-                size_t max_read_bytes = kUnlimited)
-      : fd_(fd), deadline_(deadline), stall_ms_(stall_ms), max_read_bytes_(max_read_bytes) {}
+                size_t max_read_bytes = kUnlimited, std::string already_read = {})
+      : fd_(fd),
+        deadline_(deadline),
+        stall_ms_(stall_ms),
+        max_read_bytes_(max_read_bytes),
+        already_read_(std::move(already_read)) {}
 
   bool is_readable() const override;
   bool is_writable() const override;
@@ -55,6 +61,8 @@ class BoundedStream final : public httplib::Stream {
   const Clock::time_point deadline_;
   const int stall_ms_;
   const size_t max_read_bytes_;
+  std::string already_read_;
+  size_t already_read_off_ = 0;
   size_t delivered_ = 0;
   bool read_limit_reached_ = false;
   char buf_[4096];

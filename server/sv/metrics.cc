@@ -2,14 +2,15 @@
 #include "server/sv/metrics.h"
 
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <deque>
 #include <functional>
 #include <string_view>
 #include <vector>
@@ -26,93 +27,91 @@ namespace sv {
 // httplib 0.11 bounds each read of a request (set_read_timeout), never a whole request, and its
 // Server::stop() closes only the listening socket: the worker then finishes the connection it
 // serves. A client dripping a byte a second held the one worker, and Stop()'s join, for as long
-// as it dripped (36 s in a black-box audit, 2026-11-30; for good if it never stops). The library exposes no accepted
-// socket (set_socket_options sees the listening one only), but Server::process_and_close_socket
-// is virtual and Server::process_request protected: MetricsHttp serves each connection itself,
-// through a Stream whose waits end at the connection's deadline, and Abort() shuts the sockets
-// being served so that a wait in progress returns at once.
+// as it dripped (36 s in a black-box audit, 2026-11-30; for good if it never stops). Its
+// ThreadPool also queued every accepted connection without a bound, each holding a descriptor
+// until the worker took it up: 252 connections that sent nothing took every descriptor of a
+// server limited to 256, and its next checkpoint failed to open its file, a durability failure
+// that stopped the server (2026-11-30).
+//
+// The library exposes no accepted socket (set_socket_options sees the listening one only), but
+// Server::process_and_close_socket is virtual and Server::process_request protected. So the
+// listen thread only admits a connection (process_and_close_socket: at most
+// kMetricsMaxConnections held, the rest answered 503 at once), and one reader thread
+// (ServeConnections) polls every admitted connection together, reading each request's head as it
+// comes. Only a complete head is handed to the library, through a BoundedStream that delivers the
+// head and ends its waits at the connection's deadline. A client that sends nothing or drips its
+// head holds one of the places until its deadline, never the reader, so a scrape is served at
+// once beside them. Abort() shuts the socket being served so that a write in progress returns.
 class MetricsHttp final : public httplib::Server {
  public:
-  // Ends the exchanges being served now (their sockets are shut) and every later one (closed
-  // unread). Any thread; then stop() ends the listen loop.
+  MetricsHttp();
+  ~MetricsHttp() override;
+
+  // The reader thread's loop; returns once Abort() or StopServing() was called, closing every
+  // connection it still holds.
+  void ServeConnections() EXCLUDES(mu_);
+  // Ends ServeConnections (the listen loop has ended: no more connections come). Any thread.
+  void StopServing() EXCLUDES(mu_);
+  // Ends the exchange being served now (its socket is shut) and every later one (closed unread).
+  // Any thread; then stop() ends the listen loop.
   void Abort() EXCLUDES(mu_);
 
-  // Runs `task` (the library's call of process_and_close_socket for a connection just accepted)
-  // so that the connection is refused: answered 503 without waiting for the client, and closed.
-  // ConnectionQueue's, on the listen thread, when its queue is full.
-  void RunRefusing(const std::function<void()>& task);
-
  private:
+  using Clock = std::chrono::steady_clock;
+  // A connection the reader holds: its request head so far.
+  struct Connection {
+    int fd = -1;
+    Clock::time_point accepted;
+    std::string head;
+  };
+
+  // The library's call for each accepted connection, on the listen thread: hands it to the
+  // reader, or refuses it (503, closed) when kMetricsMaxConnections are held. Never waits for
+  // the client.
   bool process_and_close_socket(socket_t sock) override EXCLUDES(mu_);
   void Refuse(int sock);
+  // Reads what `c` sent (without waiting); true once the connection is done with (served,
+  // refused or gone) and closed.
+  bool ReadHead(Connection* c) EXCLUDES(mu_);
+  // Serves a complete request head and closes the connection.
+  void Serve(Connection* c) EXCLUDES(mu_);
+  void Close(int fd) EXCLUDES(mu_);
+  void Wake();
 
+  const int wake_fd_;  // an eventfd: a connection admitted, or the end
   core::Mutex mu_;
   bool aborted_ GUARDED_BY(mu_) = false;
-  // Sockets being served (one per worker: one today), shut by Abort(). A socket leaves the set
-  // before it is closed, so Abort() never shuts a descriptor number reused for something else.
-  std::vector<int> serving_fds_ GUARDED_BY(mu_);
+  bool stopping_ GUARDED_BY(mu_) = false;
+  std::vector<Connection> admitted_ GUARDED_BY(mu_);  // not yet taken by the reader
+  int held_ GUARDED_BY(mu_) = 0;  // admitted and not yet closed
+  // The socket being served, shut by Abort(); -1 when none. It is cleared before the socket is
+  // closed, so Abort() never shuts a descriptor number reused for something else.
+  int serving_fd_ GUARDED_BY(mu_) = -1;
   uint64_t refused_ = 0;  // the listen thread's
 };
 
 namespace {
 
-// httplib's ThreadPool queues every accepted connection without a bound, each holding a file
-// descriptor until the worker takes it up, and the worker gives an idle connection
-// kMetricsIdleMs. 252 connections that sent nothing so took every descriptor a 256-descriptor
-// server had, and its next checkpoint failed to open its file: a durability failure, the server
-// stopped (measured 2026-11-30). This queue keeps at most kMetricsMaxQueued connections waiting
-// for its one worker and refuses the rest at once (MetricsHttp::RunRefusing), so the endpoint
-// holds at most kMetricsMaxQueued + 2 descriptors whatever its clients do. Like the library's
-// pool, shutdown() runs what is queued (after Abort(): closes it unread) and joins the worker.
-class ConnectionQueue final : public httplib::TaskQueue {
+// The library's task queue, which it creates when it starts listening and shuts down when it
+// stops: runs each accepted connection's task (MetricsHttp::process_and_close_socket, which only
+// admits it) on the listen thread, and owns the reader thread.
+class ConnectionReader final : public httplib::TaskQueue {
  public:
-  explicit ConnectionQueue(MetricsHttp* http) : http_(http) {
-    worker_ = std::thread([this] {
-      core::NameThisThread("as-metrics-w");
-      WorkerMain();
+  explicit ConnectionReader(MetricsHttp* http) : http_(http) {
+    reader_ = std::thread([http] {
+      core::NameThisThread("as-metrics-r");
+      http->ServeConnections();
     });
   }
-  void enqueue(std::function<void()> fn) override EXCLUDES(mu_) {
-    {
-      core::MutexLock lock(&mu_);
-      if (queued_.size() < static_cast<size_t>(kMetricsMaxQueued)) {
-        queued_.push_back(std::move(fn));
-        cv_.Signal();
-        return;
-      }
-    }
-    http_->RunRefusing(fn);
-  }
-  void shutdown() override EXCLUDES(mu_) {
-    {
-      core::MutexLock lock(&mu_);
-      shutdown_ = true;
-    }
-    cv_.SignalAll();
-    worker_.join();
+  void enqueue(std::function<void()> fn) override { fn(); }
+  void shutdown() override {
+    http_->StopServing();
+    reader_.join();
   }
 
  private:
-  void WorkerMain() EXCLUDES(mu_) {
-    for (;;) {
-      std::function<void()> fn;
-      {
-        core::MutexLock lock(&mu_);
-        while (queued_.empty() && !shutdown_) cv_.Wait(&mu_);
-        if (queued_.empty()) return;  // shut down, and nothing left to close
-        fn = std::move(queued_.front());
-        queued_.pop_front();
-      }
-      fn();
-    }
-  }
-
   MetricsHttp* const http_;
-  core::Mutex mu_;
-  core::CondVar cv_;  // signalled when a connection is queued and at shutdown
-  std::deque<std::function<void()>> queued_ GUARDED_BY(mu_);
-  bool shutdown_ GUARDED_BY(mu_) = false;
-  std::thread worker_;
+  std::thread reader_;
 };
 
 }  // namespace
@@ -348,21 +347,32 @@ using Clock = std::chrono::steady_clock;
 
 }  // namespace
 
-void MetricsHttp::Abort() {
-  core::MutexLock lock(&mu_);
-  aborted_ = true;
-  for (int fd : serving_fds_) ::shutdown(fd, SHUT_RDWR);
+MetricsHttp::MetricsHttp() : wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+
+MetricsHttp::~MetricsHttp() {
+  if (wake_fd_ >= 0) ::close(wake_fd_);
 }
 
-namespace {
-// Set while MetricsHttp::RunRefusing runs a connection's task on the listen thread.
-thread_local bool t_refusing = false;
-}  // namespace
+void MetricsHttp::Wake() {
+  const uint64_t one = 1;
+  (void)::write(wake_fd_, &one, sizeof one);
+}
 
-void MetricsHttp::RunRefusing(const std::function<void()>& task) {
-  t_refusing = true;
-  task();
-  t_refusing = false;
+void MetricsHttp::Abort() {
+  {
+    core::MutexLock lock(&mu_);
+    aborted_ = true;
+    if (serving_fd_ >= 0) ::shutdown(serving_fd_, SHUT_RDWR);
+  }
+  Wake();
+}
+
+void MetricsHttp::StopServing() {
+  {
+    core::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  Wake();
 }
 
 void MetricsHttp::Refuse(int sock) {
@@ -373,40 +383,142 @@ void MetricsHttp::Refuse(int sock) {
   (void)::send(sock, kBusy, sizeof kBusy - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
   ++refused_;
   if (refused_ == 1 || refused_ % 1000 == 0) {
-    spdlog::warn("metrics: {} connection(s) refused with 503 so far: {} were already waiting",
-                 refused_, kMetricsMaxQueued);
+    spdlog::warn("metrics: {} connection(s) refused with 503 so far: {} were already held",
+                 refused_, kMetricsMaxConnections);
   }
 }
 
-// Replaces the library's keep-alive loop: one request per connection, its first byte within
-// kMetricsIdleMs, all of it (request read, reply written) within kMetricsExchangeMs.
 bool MetricsHttp::process_and_close_socket(socket_t sock) {
-  if (t_refusing) {
-    Refuse(sock);
-    ::shutdown(sock, SHUT_RDWR);
-    ::close(sock);
-    return false;
+  bool admit = false, refuse = false;
+  {
+    core::MutexLock lock(&mu_);
+    if (!aborted_ && !stopping_) {
+      admit = held_ < kMetricsMaxConnections;
+      refuse = !admit;
+    }
+    if (admit) {
+      admitted_.push_back(Connection{sock, Clock::now(), {}});
+      ++held_;
+    }
   }
+  if (admit) {
+    Wake();
+    return true;
+  }
+  if (refuse) Refuse(sock);
+  ::shutdown(sock, SHUT_RDWR);
+  ::close(sock);
+  return false;
+}
+
+void MetricsHttp::Close(int fd) {
+  ::shutdown(fd, SHUT_RDWR);
+  ::close(fd);
+  core::MutexLock lock(&mu_);
+  --held_;
+}
+
+bool MetricsHttp::ReadHead(Connection* c) {
+  char buf[4096];
+  for (;;) {
+    const ssize_t n = ::recv(c->fd, buf, sizeof buf, MSG_DONTWAIT);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return false;  // more to come
+    if (n <= 0) {  // the client hung up, or the socket failed
+      Close(c->fd);
+      return true;
+    }
+    // Only the head is read here, up to its blank line; any body stays in the socket (a request
+    // that announces one is refused unread) and any later bytes are the library's to read.
+    const size_t searched = c->head.size() >= 3 ? c->head.size() - 3 : 0;
+    c->head.append(buf, static_cast<size_t>(n));
+    if (c->head.find("\r\n\r\n", searched) != std::string::npos) {
+      Serve(c);
+      return true;
+    }
+    if (c->head.size() > kMetricsMaxHeadBytes) {
+      static constexpr char kTooLarge[] =
+          "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\n"
+          "Connection: close\r\n\r\n";
+      (void)::send(c->fd, kTooLarge, sizeof kTooLarge - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+      Close(c->fd);
+      return true;
+    }
+  }
+}
+
+void MetricsHttp::Serve(Connection* c) {
   bool serve = false;
   {
     core::MutexLock lock(&mu_);
     serve = !aborted_;
-    if (serve) serving_fds_.push_back(sock);
+    if (serve) serving_fd_ = c->fd;
   }
-  bool ok = false;
   if (serve) {
-    BoundedStream stream(sock, Clock::now() + std::chrono::milliseconds(kMetricsExchangeMs),
-                         kMetricsStallMs);
-    if (stream.Wait(POLLIN, kMetricsIdleMs)) {
-      bool connection_closed = false;
-      ok = process_request(stream, /*close_connection=*/true, connection_closed, nullptr);
-    }
+    BoundedStream stream(c->fd, c->accepted + std::chrono::milliseconds(kMetricsExchangeMs),
+                         kMetricsStallMs, BoundedStream::kUnlimited, std::move(c->head));
+    bool connection_closed = false;
+    process_request(stream, /*close_connection=*/true, connection_closed, nullptr);
     core::MutexLock lock(&mu_);
-    std::erase(serving_fds_, sock);
+    serving_fd_ = -1;
   }
-  ::shutdown(sock, SHUT_RDWR);
-  ::close(sock);
-  return ok;
+  Close(c->fd);
+}
+
+// One request per connection: its first byte within kMetricsIdleMs of being accepted, its head
+// complete and the reply written within kMetricsExchangeMs.
+void MetricsHttp::ServeConnections() {
+  std::vector<Connection> held;
+  std::vector<pollfd> fds;
+  for (;;) {
+    bool end = false;
+    {
+      core::MutexLock lock(&mu_);
+      end = aborted_ || stopping_;
+      for (Connection& c : admitted_) held.push_back(std::move(c));
+      admitted_.clear();
+    }
+    if (end) break;
+    // Drop the connections past their deadline; the earliest deadline left bounds the wait.
+    const Clock::time_point now = Clock::now();
+    Clock::time_point next = Clock::time_point::max();
+    std::erase_if(held, [&](const Connection& c) {
+      const Clock::time_point deadline =
+          c.accepted + std::chrono::milliseconds(c.head.empty() ? kMetricsIdleMs
+                                                                : kMetricsExchangeMs);
+      if (deadline <= now) {
+        Close(c.fd);
+        return true;
+      }
+      next = std::min(next, deadline);
+      return false;
+    });
+    fds.assign(1, pollfd{wake_fd_, POLLIN, 0});
+    for (const Connection& c : held) fds.push_back(pollfd{c.fd, POLLIN, 0});
+    const int wait_ms =
+        held.empty() ? -1
+                     : static_cast<int>(std::max<int64_t>(
+                           1, std::chrono::ceil<std::chrono::milliseconds>(next - now).count()));
+    if (::poll(fds.data(), fds.size(), wait_ms) < 0 && errno != EINTR) break;
+    if (fds[0].revents != 0) {
+      uint64_t count = 0;
+      (void)::read(wake_fd_, &count, sizeof count);
+    }
+    size_t kept = 0;
+    for (size_t i = 0; i < held.size(); ++i) {
+      if (fds[i + 1].revents != 0 && ReadHead(&held[i])) continue;  // done with, closed
+      if (kept != i) held[kept] = std::move(held[i]);
+      ++kept;
+    }
+    held.resize(kept);
+  }
+  for (const Connection& c : held) Close(c.fd);
+  core::MutexLock lock(&mu_);
+  for (const Connection& c : admitted_) {
+    ::close(c.fd);
+    --held_;
+  }
+  admitted_.clear();
 }
 
 bool MetricsBoard::TryPublish(std::shared_ptr<const MetricsSnapshot> snapshot) {
@@ -443,17 +555,17 @@ core::Status MetricsServer::Start(const std::string& bind_address, uint16_t port
                                   const MetricsBoard* board, std::unique_ptr<MetricsServer>* out) {
   std::unique_ptr<MetricsServer> m(new MetricsServer());
   m->http_ = std::make_unique<MetricsHttp>();
-  // One worker: a scrape is cheap, and the frame threads keep the cores. (Four were tried: TSan
-  // reported two workers racing inside Debian's libcpp-httplib 0.11, which is built without TSan,
-  // so the report can be neither trusted nor dismissed; see docs/stats.md.) A worker serves one
-  // connection at a time, and with the library's 5 s keep-alive a second scraper's idle
+  // One thread serves the connections: a scrape is cheap, and the frame threads keep the cores.
+  // (Four library workers were tried: TSan reported two of them racing inside Debian's
+  // libcpp-httplib 0.11, which is built without TSan, so the report can be neither trusted nor
+  // dismissed; see docs/stats.md.) With the library's 5 s keep-alive a second scraper's idle
   // connection (an HA pair of Prometheus servers), or any client that connected and sent
   // nothing, held every scrape back by up to 5 s. So MetricsHttp answers one request per
   // connection (Connection: close; a scraper comes every few seconds and gains nothing from
-  // keeping it) and bounds each connection (kMetricsIdleMs, kMetricsStallMs, kMetricsExchangeMs),
-  // so that a client that drips its request holds the worker 5 s at most, not for as long as it
-  // drips. The library's keep-alive and read timeouts are unused by MetricsHttp's connections.
-  m->http_->new_task_queue = [http = m->http_.get()] { return new ConnectionQueue(http); };
+  // keeping it), reads request heads for all its connections at once and bounds each connection
+  // (kMetricsIdleMs, kMetricsStallMs, kMetricsExchangeMs). The library's keep-alive and read
+  // timeouts are unused by MetricsHttp's connections.
+  m->http_->new_task_queue = [http = m->http_.get()] { return new ConnectionReader(http); };
   // A scrape is a GET without a body, yet the library buffered any body it was sent: a POST of
   // 6 GiB grew the process to 3.5 GB. set_payload_max_length alone is not enough in 0.11: it
   // answers 413 to a Content-Length over the limit only after reading and discarding the whole

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -55,17 +56,20 @@ class MetricsHttp;  // metrics.cc: cpp-httplib's server with bounded connections
 // (503 before the first). Other paths answer 404; a request that carries a body (Content-Length
 // other than 0, or Transfer-Encoding) answers 413 before any of the body is read.
 //
-// One request per connection (Connection: close), served one connection at a time. A connection
-// that sends nothing for kMetricsIdleMs, stalls kMetricsStallMs, or has not been answered
-// kMetricsExchangeMs after it was taken up is closed: a client that drips its request holds the
-// endpoint that long at most. At most kMetricsMaxQueued accepted connections wait for the
-// worker; one accepted while they do is answered 503 (Retry-After: 1) at once and closed, so a
-// flood of connections holds a bounded number of the process's file descriptors. Create/Stop on
-// one controlling thread.
+// One request per connection (Connection: close). At most kMetricsMaxConnections connections are
+// held at once; one accepted beyond them is answered 503 (Retry-After: 1) at once and closed, so
+// a flood of connections holds a bounded number of the process's file descriptors. The request
+// heads of all held connections are read together, as their bytes come, and a request is served
+// once its head is complete, so clients that send nothing or drip their request do not delay a
+// scrape beside them. A connection is closed if it sends nothing for kMetricsIdleMs after it was
+// accepted, if its head is longer than kMetricsMaxHeadBytes (431), if writing the reply stalls
+// kMetricsStallMs, or if it has not been answered kMetricsExchangeMs after it was accepted.
+// Create/Stop on one controlling thread.
 inline constexpr int kMetricsIdleMs = 1000;
 inline constexpr int kMetricsStallMs = 2000;
 inline constexpr int kMetricsExchangeMs = 5000;
-inline constexpr int kMetricsMaxQueued = 32;
+inline constexpr int kMetricsMaxConnections = 32;
+inline constexpr size_t kMetricsMaxHeadBytes = 8192;
 
 class MetricsServer {
  public:
