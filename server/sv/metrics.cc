@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <string_view>
 #include <vector>
@@ -591,11 +592,25 @@ core::Status MetricsServer::Start(const std::string& bind_address, uint16_t port
     }
     res.set_content(RenderPrometheus(*snapshot), "text/plain; version=0.0.4; charset=utf-8");
   });
+  // The library listens with a backlog of 5 (CPPHTTPLIB_LISTEN_BACKLOG, compiled in): a burst of
+  // more connections than that waited for the kernel to resend its SYN-ACK, 1 s and more, before
+  // the listen thread even saw them. Listening again on the same socket sets a larger backlog;
+  // the socket is the one the library's socket-options hook saw last (it stops at the first
+  // address it binds).
+  int listen_fd = -1;
+  m->http_->set_socket_options([&listen_fd](socket_t sock) {
+    httplib::default_socket_options(sock);
+    listen_fd = sock;
+  });
   const int bound = port == 0 ? m->http_->bind_to_any_port(bind_address)
                               : (m->http_->bind_to_port(bind_address, port) ? port : -1);
   if (bound <= 0) {
     return core::Status::IoError("metrics: cannot listen on " + bind_address + ":" +
                                  std::to_string(port));
+  }
+  if (::listen(listen_fd, kMetricsListenBacklog) != 0) {
+    spdlog::warn("metrics: could not raise the listen backlog to {}: {}", kMetricsListenBacklog,
+                 std::strerror(errno));
   }
   m->port_ = static_cast<uint16_t>(bound);
   MetricsHttp* http = m->http_.get();

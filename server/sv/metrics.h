@@ -69,6 +69,7 @@ inline constexpr int kMetricsIdleMs = 1000;
 inline constexpr int kMetricsStallMs = 2000;
 inline constexpr int kMetricsExchangeMs = 5000;
 inline constexpr int kMetricsMaxConnections = 32;
+inline constexpr int kMetricsListenBacklog = 64;  // connections the kernel queues for accept
 inline constexpr size_t kMetricsMaxHeadBytes = 8192;
 
 class MetricsServer {
