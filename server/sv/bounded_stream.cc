@@ -69,8 +69,14 @@ ssize_t BoundedStream::read(char* ptr, size_t size) {
 }
 
 ssize_t BoundedStream::write(const char* ptr, size_t size) {
-  if (!is_writable()) return -1;
-  return ::send(fd_, ptr, size, MSG_NOSIGNAL);
+  // Never a blocking send: the library sets a 5 s send timeout on the sockets it accepts, and a
+  // blocking send of more than the socket's free space waited that long whatever the deadline.
+  // A partial count is fine (the library writes the rest in further calls, each waiting here).
+  for (;;) {
+    if (!is_writable()) return -1;
+    const ssize_t n = ::send(fd_, ptr, size, MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (n >= 0 || (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)) return n;
+  }
 }
 
 void BoundedStream::get_remote_ip_and_port(std::string& ip, int& port) const {

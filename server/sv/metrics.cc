@@ -14,6 +14,7 @@
 #include <cstring>
 #include <functional>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include <httplib.h>
@@ -47,6 +48,8 @@ class MetricsHttp final : public httplib::Server {
  public:
   MetricsHttp();
   ~MetricsHttp() override;
+  // Why the wake-up eventfd could not be created (an errno value), or 0. Do not listen if not 0.
+  int wake_error() const { return wake_error_; }
 
   // The reader thread's loop; returns once Abort() or StopServing() was called, closing every
   // connection it still holds.
@@ -80,6 +83,7 @@ class MetricsHttp final : public httplib::Server {
   void Wake();
 
   const int wake_fd_;  // an eventfd: a connection admitted, or the end
+  const int wake_error_;
   core::Mutex mu_;
   bool aborted_ GUARDED_BY(mu_) = false;
   bool stopping_ GUARDED_BY(mu_) = false;
@@ -348,7 +352,8 @@ using Clock = std::chrono::steady_clock;
 
 }  // namespace
 
-MetricsHttp::MetricsHttp() : wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {}
+MetricsHttp::MetricsHttp()
+    : wake_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)), wake_error_(wake_fd_ < 0 ? errno : 0) {}
 
 MetricsHttp::~MetricsHttp() {
   if (wake_fd_ >= 0) ::close(wake_fd_);
@@ -429,15 +434,17 @@ bool MetricsHttp::ReadHead(Connection* c) {
       Close(c->fd);
       return true;
     }
-    // Only the head is read here, up to its blank line; any body stays in the socket (a request
-    // that announces one is refused unread) and any later bytes are the library's to read.
+    // Read up to the head's blank line. Bytes read past it go to the library with the head; the
+    // rest of a body stays in the socket (a request that announces one is refused unread).
     const size_t searched = c->head.size() >= 3 ? c->head.size() - 3 : 0;
     c->head.append(buf, static_cast<size_t>(n));
-    if (c->head.find("\r\n\r\n", searched) != std::string::npos) {
+    const size_t blank = c->head.find("\r\n\r\n", searched);
+    const size_t head_bytes = blank == std::string::npos ? c->head.size() : blank + 4;
+    if (blank != std::string::npos && head_bytes <= kMetricsMaxHeadBytes) {
       Serve(c);
       return true;
     }
-    if (c->head.size() > kMetricsMaxHeadBytes) {
+    if (head_bytes > kMetricsMaxHeadBytes) {
       static constexpr char kTooLarge[] =
           "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Length: 0\r\n"
           "Connection: close\r\n\r\n";
@@ -471,6 +478,20 @@ void MetricsHttp::Serve(Connection* c) {
 void MetricsHttp::ServeConnections() {
   std::vector<Connection> held;
   std::vector<pollfd> fds;
+  auto deadline_of = [](const Connection& c) {
+    return c.accepted +
+           std::chrono::milliseconds(c.head.empty() ? kMetricsIdleMs : kMetricsExchangeMs);
+  };
+  // Keeps the connections for which `done` is false, in order.
+  auto keep_if_not = [&held](auto done) {
+    size_t kept = 0;
+    for (size_t i = 0; i < held.size(); ++i) {
+      if (done(i)) continue;
+      if (kept != i) held[kept] = std::move(held[i]);
+      ++kept;
+    }
+    held.resize(kept);
+  };
   for (;;) {
     bool end = false;
     {
@@ -480,38 +501,40 @@ void MetricsHttp::ServeConnections() {
       admitted_.clear();
     }
     if (end) break;
-    // Drop the connections past their deadline; the earliest deadline left bounds the wait.
-    const Clock::time_point now = Clock::now();
+    // Wait for bytes on any held connection, a wake-up, or the earliest deadline.
     Clock::time_point next = Clock::time_point::max();
-    std::erase_if(held, [&](const Connection& c) {
-      const Clock::time_point deadline =
-          c.accepted + std::chrono::milliseconds(c.head.empty() ? kMetricsIdleMs
-                                                                : kMetricsExchangeMs);
-      if (deadline <= now) {
-        Close(c.fd);
-        return true;
-      }
-      next = std::min(next, deadline);
-      return false;
-    });
+    for (const Connection& c : held) next = std::min(next, deadline_of(c));
     fds.assign(1, pollfd{wake_fd_, POLLIN, 0});
     for (const Connection& c : held) fds.push_back(pollfd{c.fd, POLLIN, 0});
     const int wait_ms =
         held.empty() ? -1
-                     : static_cast<int>(std::max<int64_t>(
-                           1, std::chrono::ceil<std::chrono::milliseconds>(next - now).count()));
-    if (::poll(fds.data(), fds.size(), wait_ms) < 0 && errno != EINTR) break;
+                     : static_cast<int>(std::clamp<int64_t>(
+                           std::chrono::ceil<std::chrono::milliseconds>(next - Clock::now())
+                               .count(),
+                           0, kMetricsExchangeMs));
+    if (::poll(fds.data(), fds.size(), wait_ms) < 0) {
+      if (errno != EINTR) {  // ENOMEM: try again shortly, the connections keep their deadlines
+        spdlog::error("metrics: poll failed: {}", std::strerror(errno));
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      continue;
+    }
     if (fds[0].revents != 0) {
       uint64_t count = 0;
       (void)::read(wake_fd_, &count, sizeof count);
     }
-    size_t kept = 0;
-    for (size_t i = 0; i < held.size(); ++i) {
-      if (fds[i + 1].revents != 0 && ReadHead(&held[i])) continue;  // done with, closed
-      if (kept != i) held[kept] = std::move(held[i]);
-      ++kept;
-    }
-    held.resize(kept);
+    keep_if_not([&](size_t i) { return fds[i + 1].revents != 0 && ReadHead(&held[i]); });
+    // Drop the connections past their deadline. Each gets one more read first: bytes that came
+    // while this thread served another connection were sent in time, only not yet read.
+    const Clock::time_point now = Clock::now();
+    keep_if_not([&](size_t i) {
+      Connection& c = held[i];
+      if (deadline_of(c) > now) return false;
+      if (ReadHead(&c)) return true;  // served, refused or gone
+      if (deadline_of(c) > now) return false;  // its first bytes came: it has until the exchange's
+      Close(c.fd);
+      return true;
+    });
   }
   for (const Connection& c : held) Close(c.fd);
   core::MutexLock lock(&mu_);
@@ -556,6 +579,10 @@ core::Status MetricsServer::Start(const std::string& bind_address, uint16_t port
                                   const MetricsBoard* board, std::unique_ptr<MetricsServer>* out) {
   std::unique_ptr<MetricsServer> m(new MetricsServer());
   m->http_ = std::make_unique<MetricsHttp>();
+  if (m->http_->wake_error() != 0) {
+    return core::Status::IoError(std::string("metrics: cannot create its eventfd: ") +
+                                 std::strerror(m->http_->wake_error()));
+  }
   // One thread serves the connections: a scrape is cheap, and the frame threads keep the cores.
   // (Four library workers were tried: TSan reported two of them racing inside Debian's
   // libcpp-httplib 0.11, which is built without TSan, so the report can be neither trusted nor
@@ -608,6 +635,7 @@ core::Status MetricsServer::Start(const std::string& bind_address, uint16_t port
     return core::Status::IoError("metrics: cannot listen on " + bind_address + ":" +
                                  std::to_string(port));
   }
+  m->http_->set_socket_options(httplib::default_socket_options);  // drop the hook's reference
   if (::listen(listen_fd, kMetricsListenBacklog) != 0) {
     spdlog::warn("metrics: could not raise the listen backlog to {}: {}", kMetricsListenBacklog,
                  std::strerror(errno));
