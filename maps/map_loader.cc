@@ -368,4 +368,14 @@ core::Status LoadMap(const std::string& path, Map* out) {
   return ParseMap(text, path, out);
 }
 
+core::Status CheckPlayable(const Map& map) {
+  if (map.spawns.empty()) {
+    return core::Status::InvalidArgument("map " + map.path + ": no spawn points");
+  }
+  if (map.bounds.IsEmpty()) {
+    return core::Status::InvalidArgument("map " + map.path + ": no solid brushes");
+  }
+  return core::Status::OK();
+}
+
 }  // namespace maps

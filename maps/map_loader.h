@@ -26,4 +26,9 @@ core::Status LoadMap(const std::string& path, Map* out);
 // Parses `text`; `name` is used in messages in place of a file name.
 core::Status ParseMap(std::string_view text, const std::string& name, Map* out);
 
+// InvalidArgument if a loaded map cannot be played: it has no spawn points, or no solid brushes.
+// The game refuses such a map (game::World::Create); the server and aftershock-mapcheck check it
+// right after loading.
+core::Status CheckPlayable(const Map& map);
+
 }  // namespace maps

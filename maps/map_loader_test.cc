@@ -141,6 +141,19 @@ TEST_CASE("spawns, pickups and unknown entities are extracted") {
   CHECK(map.warnings[0] == "ents.map:39: entity 7 has no classname");
 }
 
+// aftershock-mapcheck passed maps that the server then refused; both now call CheckPlayable.
+TEST_CASE("a map without spawn points or without solid brushes is not playable") {
+  const std::string floor = World(BoxBrush({-512, -512, -16}, {512, 512, 0}, "floor"));
+  const std::string spawn = PointEntity("info_player_deathmatch", "0 0 24");
+  Map map;
+  REQUIRE(ParseMap(floor + spawn, "ok.map", &map).ok());
+  CHECK(CheckPlayable(map).ok());
+  REQUIRE(ParseMap(floor, "nospawn.map", &map).ok());
+  CHECK(CheckPlayable(map).ToString() == "invalid argument: map nospawn.map: no spawn points");
+  REQUIRE(ParseMap("{\n\"classname\" \"worldspawn\"\n}\n" + spawn, "empty.map", &map).ok());
+  CHECK(CheckPlayable(map).ToString() == "invalid argument: map empty.map: no solid brushes");
+}
+
 // Regression: Get() used to return a reference to its fallback, which dangled when the fallback
 // was a temporary (found by the ASan mutation run).
 TEST_CASE("Entity::Get with a temporary fallback gives a value that stays valid") {

@@ -8,19 +8,12 @@
 
 namespace collision {
 
-void BrushGrid::Build(const std::vector<core::Bounds>& bounds, float min_cell_units,
-                      int max_cells_per_axis) {
+void BrushGrid::Size(const std::vector<core::Bounds>& bounds, float min_cell_units,
+                     int max_cells_per_axis) {
   AS_CHECK(min_cell_units > 0 && max_cells_per_axis > 0 && max_cells_per_axis <= 65535,
            "bad grid parameters");
-  AS_CHECK(bounds.size() < UINT32_MAX, "too many brushes");
   world_ = core::Bounds::Empty();
   for (const core::Bounds& b : bounds) world_.Add(b);
-  cell_start_.clear();
-  ids_.clear();
-  block_start_.clear();
-  blocks_.clear();
-  first_cell_x_.assign(bounds.size(), 0);
-  first_cell_y_.assign(bounds.size(), 0);
   if (bounds.empty()) {
     cells_x_ = cells_y_ = 0;
     return;
@@ -31,6 +24,34 @@ void BrushGrid::Build(const std::vector<core::Bounds>& bounds, float min_cell_un
   inv_cell_ = 1.0f / cell_units_;
   cells_x_ = std::clamp(static_cast<int>(std::ceil(size.x * inv_cell_)), 1, max_cells_per_axis);
   cells_y_ = std::clamp(static_cast<int>(std::ceil(size.y * inv_cell_)), 1, max_cells_per_axis);
+}
+
+uint64_t BrushGrid::CountEntries(const std::vector<core::Bounds>& bounds, float min_cell_units,
+                                 int max_cells_per_axis) {
+  BrushGrid sized;
+  sized.Size(bounds, min_cell_units, max_cells_per_axis);
+  uint64_t entries = 0;
+  for (const core::Bounds& b : bounds) {
+    const uint64_t x = static_cast<uint64_t>(sized.CellX(b.maxs.x) - sized.CellX(b.mins.x) + 1);
+    const uint64_t y = static_cast<uint64_t>(sized.CellY(b.maxs.y) - sized.CellY(b.mins.y) + 1);
+    entries += x * y;
+  }
+  return entries;
+}
+
+void BrushGrid::Build(const std::vector<core::Bounds>& bounds, float min_cell_units,
+                      int max_cells_per_axis) {
+  AS_CHECK(bounds.size() < UINT32_MAX, "too many brushes");
+  AS_CHECK(CountEntries(bounds, min_cell_units, max_cells_per_axis) <= kMaxEntries,
+           "too many grid entries: check the map with CollisionWorld::CheckMap first");
+  Size(bounds, min_cell_units, max_cells_per_axis);
+  cell_start_.clear();
+  ids_.clear();
+  block_start_.clear();
+  blocks_.clear();
+  first_cell_x_.assign(bounds.size(), 0);
+  first_cell_y_.assign(bounds.size(), 0);
+  if (bounds.empty()) return;
 
   std::vector<uint32_t> counts(static_cast<size_t>(cells_x_) * cells_y_ + 1, 0);
   for (size_t id = 0; id < bounds.size(); ++id) {

@@ -92,11 +92,28 @@ class World final : public CollisionWorld {
   BulletHulls hulls_;
 };
 
+// A brush with fewer than 4 planes or vertices has no volume: the world leaves it out.
+bool HasVolume(const maps::Brush& brush) {
+  return brush.planes.size() >= 4 && brush.vertices.size() >= 4;
+}
+
+// A brush's box, from its vertices (not trusted from the file).
+Bounds VertexBounds(const maps::Brush& brush) {
+  Bounds b = Bounds::Empty();
+  for (Vec3 v : brush.vertices) b.Add(v);
+  return b;
+}
+
+Bounds RayGridBox(const Bounds& b) {
+  const Vec3 pad{kRayGridPad, kRayGridPad, kRayGridPad};
+  return {b.mins - pad, b.maxs + pad};
+}
+
 World::World(const maps::Map& map, const Options& options) : options_(options) {
   solid_of_map_.assign(map.brushes.size(), -1);
   for (size_t i = 0; i < map.brushes.size(); ++i) {
     const maps::Brush& brush = map.brushes[i];
-    if (brush.planes.size() < 4 || brush.vertices.size() < 4) continue;  // degenerate: no volume
+    if (!HasVolume(brush)) continue;
     if (brush.contents == maps::Contents::kSolid) {
       solid_of_map_[i] = static_cast<int>(solid_.brushes.size());
       AddBrush(brush, static_cast<int>(i), &solid_);
@@ -113,8 +130,7 @@ World::World(const maps::Map& map, const Options& options) : options_(options) {
   }
   std::vector<Bounds> grown;
   grown.reserve(solid_.brushes.size());
-  const Vec3 pad{kRayGridPad, kRayGridPad, kRayGridPad};
-  for (const BrushRecord& b : solid_.brushes) grown.push_back({b.bounds.mins - pad, b.bounds.maxs + pad});
+  for (const BrushRecord& b : solid_.brushes) grown.push_back(RayGridBox(b.bounds));
   solid_.ray_grid.Build(grown);
 }
 
@@ -124,9 +140,7 @@ void World::AddBrush(const maps::Brush& brush, int map_index, BrushSet* set) {
   AppendClipPlanes(brush, &planes_);
   rec.num_planes = static_cast<int>(planes_.size() - rec.first_plane);
   rec.map_index = map_index;
-  // Bounds from the vertices, not trusted from the file.
-  rec.bounds = Bounds::Empty();
-  for (Vec3 v : brush.vertices) rec.bounds.Add(v);
+  rec.bounds = VertexBounds(brush);
   if (options_.narrowphase == Narrowphase::kBulletHull && set == &solid_) {
     rec.hull = hulls_.Add(brush);
   }
@@ -283,6 +297,37 @@ bool World::LineOfSight(Vec3 a, Vec3 b) const {
 }
 
 }  // namespace
+
+uint64_t CollisionWorld::GridEntries(const maps::Map& map) {
+  // The boxes of World's three grids, as its constructor makes them.
+  std::vector<Bounds> solid, liquid, ray;
+  for (const maps::Brush& brush : map.brushes) {
+    if (!HasVolume(brush)) continue;
+    if (brush.contents == maps::Contents::kSolid) {
+      solid.push_back(VertexBounds(brush));
+      ray.push_back(RayGridBox(solid.back()));
+    } else if (brush.contents == maps::Contents::kLiquid) {
+      liquid.push_back(VertexBounds(brush));
+    }
+  }
+  uint64_t most = 0;
+  for (const std::vector<Bounds>* boxes : {&solid, &liquid, &ray}) {
+    most = std::max(most, BrushGrid::CountEntries(*boxes));
+  }
+  return most;
+}
+
+core::Status CollisionWorld::CheckMap(const maps::Map& map) {
+  const uint64_t entries = GridEntries(map);
+  if (entries > BrushGrid::kMaxEntries) {
+    return core::Status::InvalidArgument(
+        map.path + ": too complex for the collision grid: its brushes cover " +
+        std::to_string(entries) + " grid cells in all (at most " +
+        std::to_string(BrushGrid::kMaxEntries) +
+        "); brushes that each span much of the map are the usual cause");
+  }
+  return core::Status::OK();
+}
 
 std::unique_ptr<CollisionWorld> CollisionWorld::Build(const maps::Map& map,
                                                       const Options& options) {

@@ -5,7 +5,9 @@
 #include <catch2/catch.hpp>
 #include <cmath>
 #include <limits>
+#include <vector>
 
+#include "server/collision/brush_grid.h"
 #include "server/collision/collision_test_util.h"
 
 namespace collision {
@@ -211,6 +213,32 @@ TEST_CASE("bad input never crashes") {
   CHECK_FALSE(empty->TraceBox({0, 0, 0}, {0, 0, -100}, kPlayerMins, kPlayerMaxs).hit());
   CHECK(empty->PointContents({0, 0, 0}) == maps::Contents::kEmpty);
   CHECK(empty->WorldBounds().IsEmpty());
+}
+
+}  // namespace
+}  // namespace collision
+
+namespace collision {
+namespace {
+
+// Each brush counts once per grid cell it overlaps. 262,144 brushes spanning a 16384-unit map
+// cover 2^32 cells of its 128 x 128 grid: the count wrapped the grid's 32-bit offsets, and the
+// server crashed (signal 11) building it. The count is 64-bit, and CheckMap refuses such a map
+// before anything is built.
+TEST_CASE("a map whose brushes each span the map is refused before its grid is built") {
+  const core::Bounds span{{-8192, -8192, -64}, {8192, 8192, -32}};
+  const std::vector<core::Bounds> spans(262144, span);
+  CHECK(BrushGrid::CountEntries(spans) == (uint64_t{1} << 32));
+
+  std::vector<maps::Brush> brushes;
+  for (int i = 0; i < 300; ++i) brushes.push_back(BoxBrush({-8192, -8192, -64}, {8192, 8192, -32}));
+  const maps::Map wide = MapOf(brushes);
+  CHECK(CollisionWorld::GridEntries(wide) == 300u * 128 * 128);
+  const core::Status s = CollisionWorld::CheckMap(wide);
+  CHECK(s.code() == core::Status::Code::kInvalidArgument);
+  CHECK_THAT(s.ToString(), Catch::Contains("too complex for the collision grid"));
+  // The rooms of the other tests are far below the bound.
+  CHECK(CollisionWorld::CheckMap(TestRoom()).ok());
 }
 
 }  // namespace

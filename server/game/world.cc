@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "maps/map_loader.h"
 #include "server/core/check.h"
 #include "server/game/command_scope.h"
 #include "server/game/game_constants.h"
@@ -104,12 +105,7 @@ core::Status World::Create(const maps::Map& map, const collision::CollisionWorld
                                          std::to_string(areanode::kMinDepth) + ".." +
                                          std::to_string(areanode::kMaxDepth));
   }
-  if (map.spawns.empty()) {
-    return core::Status::InvalidArgument("map " + map.path + ": no spawn points");
-  }
-  if (map.bounds.IsEmpty()) {
-    return core::Status::InvalidArgument("map " + map.path + ": no solid brushes");
-  }
+  if (core::Status playable = maps::CheckPlayable(map); !playable.ok()) return playable;
   core::Status tree_ok = areanode::AreanodeTree::CheckParams(map.bounds, config.areanode_depth, 1);
   if (!tree_ok.ok()) return tree_ok;
   std::unique_ptr<World> w(new World(collision, config));

@@ -63,6 +63,8 @@ core::Status Replay::BuildWorld() {
   if (!s.ok()) return s;
   s = maps::LoadMap(options_.map_path, &map_);
   if (!s.ok()) return s;
+  s = collision::CollisionWorld::CheckMap(map_);
+  if (!s.ok()) return s;
   collision_ = collision::CollisionWorld::Build(map_);
   game::WorldConfig config;
   config.max_players = static_cast<int>(id.max_players);

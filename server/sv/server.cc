@@ -55,6 +55,10 @@ core::Status Server::Create(const ServerOptions& options, std::unique_ptr<Server
   std::unique_ptr<Server> sv(new Server(options));
   s = maps::LoadMap(options.map_path, &sv->map_);
   if (!s.ok()) return s;
+  s = maps::CheckPlayable(sv->map_);  // before the PVS build, which may take a while
+  if (!s.ok()) return s;
+  s = collision::CollisionWorld::CheckMap(sv->map_);
+  if (!s.ok()) return s;
   sv->collision_ = collision::CollisionWorld::Build(sv->map_);
   s = sv->LoadVisibility();
   if (!s.ok()) return s;
@@ -62,7 +66,8 @@ core::Status Server::Create(const ServerOptions& options, std::unique_ptr<Server
   if (!s.ok()) return s;
   if (sv->world_->first_record() > proto::kMaxEntityId + 1) {
     return core::Status::InvalidArgument(
-        "--max-players " + std::to_string(options.max_players) + " gives " +
+        "--max-players " + std::to_string(options.max_players) + " on map " + sv->map_.path +
+        " (" + std::to_string(sv->map_.pickups.size()) + " pickups) gives " +
         std::to_string(sv->world_->first_record()) + " entities; the wire format allows " +
         std::to_string(proto::kMaxEntityId + 1));
   }

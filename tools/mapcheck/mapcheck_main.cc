@@ -1,6 +1,7 @@
 // aftershock-mapcheck: loads each .map given with the server's loader (as_maps) and prints its
 // brushes, entities, spawn points, pickups, teleporters, jump pads, bounds, load time and
-// warnings. Exits 1 if any file fails to load (the error is printed), 2 on bad usage.
+// warnings. Exits 1 if any file fails to load or is one the server refuses (no spawn points, no
+// solid brushes, too complex for the collision grid; the error is printed), 2 on bad usage.
 // --repeat N loads each file N times and reports the median and fastest load. --vis also builds
 // (or loads, with --vis-cache) the map's PVS and reports its build time, cells and visible share;
 // --vis-check N measures it against exact line of sight on N random pairs.
@@ -13,6 +14,8 @@
 #include <cxxopts.hpp>
 
 #include "maps/map_loader.h"
+#include "server/collision/brush_grid.h"
+#include "server/collision/collision_world.h"
 #include "server/vis/pvs_cache.h"
 #include "server/vis/pvs_check.h"
 
@@ -69,6 +72,9 @@ void PrintMap(const maps::Map& map, const LoadTimes& times, bool all_warnings) {
     std::printf("  bounds: (%g %g %g) .. (%g %g %g), size %g x %g x %g\n", b.mins.x, b.mins.y,
                 b.mins.z, b.maxs.x, b.maxs.y, b.maxs.z, size.x, size.y, size.z);
   }
+  std::printf("  collision grid entries: %llu (at most %llu)\n",
+              static_cast<unsigned long long>(collision::CollisionWorld::GridEntries(map)),
+              static_cast<unsigned long long>(collision::BrushGrid::kMaxEntries));
   std::printf("  warnings: %zu\n", map.warnings.size());
   size_t shown = all_warnings ? map.warnings.size() : kWarningsShown;
   for (size_t i = 0; i < map.warnings.size() && i < shown; ++i) {
@@ -187,6 +193,9 @@ int main(int argc, char** argv) {
       std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - start;
       runs_ms.push_back(elapsed.count());
     }
+    // What the server refuses after loading, before any of its slow steps.
+    if (s.ok()) s = maps::CheckPlayable(map);
+    if (s.ok()) s = collision::CollisionWorld::CheckMap(map);
     if (!s.ok()) {
       std::fprintf(stderr, "aftershock-mapcheck: %s\n", s.ToString().c_str());
       ++failures;
