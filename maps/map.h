@@ -3,6 +3,7 @@
 // (map_loader.h); immutable afterwards and safe to read from any number of threads.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -50,6 +51,10 @@ struct Brush {
 };
 
 // One entity as written in the file, keys in file order (duplicate keys: last one wins in Get()).
+// Map::warnings keeps the first kMaxWarningsKept and counts the rest (a file of degenerate
+// entities would otherwise cost a warning string for every few bytes).
+inline constexpr size_t kMaxWarningsKept = 1000;
+
 struct Entity {
   std::string classname;
   std::vector<std::pair<std::string, std::string>> keys;
@@ -106,7 +111,9 @@ struct Map {
   int solid_brushes = 0;
   // "file:line: brush N of entity M (classname): why" or "file:line: entity M (classname): why".
   // Degenerate brushes (skipped), dropped duplicate/zero-area planes, unresolved teleporters.
+  // At most kMaxWarningsKept are kept; warnings_not_kept counts the rest.
   std::vector<std::string> warnings;
+  size_t warnings_not_kept = 0;
   bool valve220 = false;                    // dialect detected
 };
 

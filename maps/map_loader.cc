@@ -145,18 +145,23 @@ class Builder {
 };
 
 core::Status Builder::ValueError(const RawKey& key, std::string_view expected) const {
-  std::string shown = key.value.substr(0, 40) + (key.value.size() > 40 ? "..." : "");
+  const std::string shown = EscapeForMessage(key.value);
   return core::Status::InvalidArgument(
       name_ + ":" + std::to_string(key.value_pos.line) + ":" + std::to_string(key.value_pos.col) +
       ": expected " + std::string(expected) + ", found \"" + shown + "\"");
 }
 
 void Builder::Warn(int line, const std::string& what) {
+  if (map_->warnings.size() >= kMaxWarningsKept) {
+    ++map_->warnings_not_kept;
+    return;
+  }
   map_->warnings.push_back(name_ + ":" + std::to_string(line) + ": " + what);
 }
 
 std::string Builder::Label(int entity) const {
-  return "entity " + std::to_string(entity) + " (" + map_->entities[entity].classname + ")";
+  return "entity " + std::to_string(entity) + " (" +
+         EscapeForMessage(map_->entities[entity].classname) + ")";
 }
 
 // Missing origin: Quake's default of 0 0 0, with a warning.
@@ -278,7 +283,7 @@ void Builder::AddTeleporter(int entity) {
   std::string target = ent.Get("target", "");
   auto it = destinations_.find(target);
   if (it == destinations_.end()) {
-    Warn(line, Label(entity) + ": target \"" + target +
+    Warn(line, Label(entity) + ": target \"" + EscapeForMessage(target) +
                    "\" names no info_teleport_destination; ignored");
     return;
   }
@@ -323,7 +328,8 @@ core::Status Builder::Build() {
     if (e == 0 && ent.classname != "worldspawn") {
       return core::Status::InvalidArgument(name_ + ":" + std::to_string(raw.line) +
                                            ":1: expected worldspawn as the first entity, found "
-                                           "classname \"" + ent.classname.substr(0, 40) + "\"");
+                                           "classname \"" + EscapeForMessage(ent.classname) +
+                                           "\"");
     }
     if (e == 0 && ent.Get("mapversion", "") == "220") map_->valve220 = true;
     map_->entities.push_back(std::move(ent));

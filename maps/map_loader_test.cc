@@ -9,6 +9,7 @@
 #include <string>
 
 #include "maps/map_loader.h"
+#include "maps/map_parser.h"
 #include "maps/map_test_util.h"
 
 namespace maps {
@@ -152,6 +153,52 @@ TEST_CASE("a map without spawn points or without solid brushes is not playable")
   CHECK(CheckPlayable(map).ToString() == "invalid argument: map nospawn.map: no spawn points");
   REQUIRE(ParseMap("{\n\"classname\" \"worldspawn\"\n}\n" + spawn, "empty.map", &map).ok());
   CHECK(CheckPlayable(map).ToString() == "invalid argument: map empty.map: no solid brushes");
+}
+
+// A file of "{}" pairs cost about 290 bytes of memory per 2 bytes of text (two entity records
+// and a warning each): 60 MB aborted both tools with std::bad_alloc. Entities and keys are now
+// capped, and warnings past kMaxWarningsKept are only counted.
+TEST_CASE("map entities and keys are capped and only the first warnings are kept") {
+  const std::string world = World(BoxBrush({-512, -512, -16}, {512, 512, 0}, "floor"));
+  Map map;
+  SECTION("entities") {
+    std::string text = world;
+    for (int i = 1; i < kMaxEntities; ++i) text += "{}\n";
+    REQUIRE(ParseMap(text, "most.map", &map).ok());
+    CHECK(map.entities.size() == static_cast<size_t>(kMaxEntities));
+    text += "{}\n";
+    const core::Status s = ParseMap(text, "more.map", &map);
+    CHECK_THAT(s.ToString(), Catch::Contains("expected end of file after 32768 entities"));
+  }
+  SECTION("keys") {
+    REQUIRE(ParseMap(world, "world.map", &map).ok());
+    const int world_keys = static_cast<int>(map.entities[0].keys.size());  // worldspawn's own
+    std::string keys;
+    for (int i = world_keys; i < kMaxKeys; ++i) keys += "\"k\" \"v\"\n";
+    REQUIRE(ParseMap(world + "{\n" + keys + "}\n", "most.map", &map).ok());
+    const core::Status s = ParseMap(world + "{\n" + keys + "\"k\" \"v\"\n}\n", "more.map", &map);
+    CHECK_THAT(s.ToString(), Catch::Contains("expected at most 262144 keys in the whole map"));
+  }
+  SECTION("warnings") {
+    std::string text = world;
+    for (size_t i = 0; i < kMaxWarningsKept + 500; ++i) text += "{}\n";
+    REQUIRE(ParseMap(text, "warn.map", &map).ok());
+    CHECK(map.warnings.size() == kMaxWarningsKept);
+    CHECK(map.warnings_not_kept == 500);
+  }
+}
+
+// Control bytes in a classname or a value reached error messages raw: a NUL cut mapcheck's
+// message short, an ESC sequence reached the terminal. They are written as \xHH, as the
+// tokenizer's own errors always were.
+TEST_CASE("control bytes in names and values are escaped in messages") {
+  Map map;
+  const core::Status s =
+      ParseMap("{\n\"classname\" \"world" + std::string(1, '\0') + "spawn\x1b[31m\"\n}\n",
+               "nul.map", &map);
+  CHECK(s.ToString() ==
+        "invalid argument: nul.map:1:1: expected worldspawn as the first entity, found classname "
+        "\"world\\x00spawn\\x1b[31m\"");
 }
 
 // Regression: Get() used to return a reference to its fallback, which dangled when the fallback

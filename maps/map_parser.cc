@@ -37,6 +37,7 @@ class Parser {
   Tokenizer tok_;
   const std::string& name_;
   bool saw_valve_face_ = false;
+  int keys_ = 0;  // key/value pairs so far, in all entities
 };
 
 core::Status Parser::Error(TextPos pos, std::string_view expected, const std::string& found) const {
@@ -67,6 +68,11 @@ core::Status Parser::ParseMap(RawMap* out) {
     if (t.kind != TokenKind::kPunct || t.text[0] != '{') {
       return Expected(out->entities.empty() ? "'{' to open an entity" : "'{' or end of file", t);
     }
+    if (out->entities.size() >= static_cast<size_t>(kMaxEntities)) {
+      return Expected("end of file after " + std::to_string(kMaxEntities) +
+                          " entities (the most a map may have)",
+                      t);
+    }
     out->entities.emplace_back();
     core::Status s = ParseEntity(t, &out->entities.back());
     if (!s.ok()) return s;
@@ -87,6 +93,9 @@ core::Status Parser::ParseEntity(const Token& open, RawEntity* entity) {
       Token value = tok_.Next();
       if (value.kind != TokenKind::kString) {
         return Expected("a quoted value for key \"" + Unescape(t.text).substr(0, 40) + "\"", value);
+      }
+      if (++keys_ > kMaxKeys) {
+        return Expected("at most " + std::to_string(kMaxKeys) + " keys in the whole map", t);
       }
       entity->keys.push_back({Unescape(t.text), Unescape(value.text), value.pos});
     } else if (t.kind == TokenKind::kPunct && t.text[0] == '{') {

@@ -18,6 +18,12 @@ inline constexpr double kMaxCoord = 1'000'000;
 inline constexpr int kMaxFacesPerBrush = 256;
 inline constexpr int kMaxNumberChars = 64;
 inline constexpr int kMaxKeyBytes = 1024;
+// A map of more entities, or more key/value pairs in all, is refused: a file of "{}" pairs cost
+// about 290 bytes of memory per 2 bytes of text, so a file under the size cap could need 37 GB.
+// Quake's own maps have a few hundred entities and keys in the thousands; the wire format
+// carries at most 32768 entities.
+inline constexpr int kMaxEntities = 32768;
+inline constexpr int kMaxKeys = 262144;
 
 struct DVec3 {
   double x = 0, y = 0, z = 0;

@@ -118,10 +118,14 @@ Token Tokenizer::NextTextureName() {
 std::string DescribeToken(const Token& token) {
   if (token.kind == TokenKind::kEnd) return "end of file";
   if (token.kind == TokenKind::kError) return std::string(token.text);
-  constexpr size_t kMaxShown = 40;
-  std::string out = token.kind == TokenKind::kString ? "\"" : "'";
-  for (size_t i = 0; i < token.text.size() && i < kMaxShown; ++i) {
-    unsigned char c = static_cast<unsigned char>(token.text[i]);
+  const char* quote = token.kind == TokenKind::kString ? "\"" : "'";
+  return quote + EscapeForMessage(token.text) + quote;
+}
+
+std::string EscapeForMessage(std::string_view text, size_t max_shown) {
+  std::string out;
+  for (size_t i = 0; i < text.size() && i < max_shown; ++i) {
+    unsigned char c = static_cast<unsigned char>(text[i]);
     if (c < 0x20 || c >= 0x7f) {
       char hex[8];
       std::snprintf(hex, sizeof(hex), "\\x%02x", c);
@@ -130,8 +134,7 @@ std::string DescribeToken(const Token& token) {
       out += static_cast<char>(c);
     }
   }
-  if (token.text.size() > kMaxShown) out += "...";
-  out += token.kind == TokenKind::kString ? "\"" : "'";
+  if (text.size() > max_shown) out += "...";
   return out;
 }
 

@@ -65,6 +65,10 @@ class Tokenizer {
 // Long text is cut and unprintable bytes escaped.
 std::string DescribeToken(const Token& token);
 
+// `text` as it may go into a message: its first `max_shown` bytes, each control or non-ASCII byte
+// written as \xHH, then "..." if it was longer. DescribeToken shows tokens this way.
+std::string EscapeForMessage(std::string_view text, size_t max_shown = 40);
+
 // Removes the \" escapes from a string token's text.
 std::string Unescape(std::string_view raw);
 

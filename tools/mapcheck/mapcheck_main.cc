@@ -75,13 +75,17 @@ void PrintMap(const maps::Map& map, const LoadTimes& times, bool all_warnings) {
   std::printf("  collision grid entries: %llu (at most %llu)\n",
               static_cast<unsigned long long>(collision::CollisionWorld::GridEntries(map)),
               static_cast<unsigned long long>(collision::BrushGrid::kMaxEntries));
-  std::printf("  warnings: %zu\n", map.warnings.size());
+  std::printf("  warnings: %zu\n", map.warnings.size() + map.warnings_not_kept);
   size_t shown = all_warnings ? map.warnings.size() : kWarningsShown;
   for (size_t i = 0; i < map.warnings.size() && i < shown; ++i) {
     std::printf("    %s\n", map.warnings[i].c_str());
   }
   if (map.warnings.size() > shown) {
     std::printf("    ... %zu more (--all-warnings)\n", map.warnings.size() - shown);
+  }
+  if (map.warnings_not_kept > 0) {
+    std::printf("    ... and %zu more not kept (the loader keeps the first %zu)\n",
+                map.warnings_not_kept, maps::kMaxWarningsKept);
   }
 }
 
