@@ -3,7 +3,9 @@
 // "FILE:LINE:COL: expected X, found Y". Degenerate brushes are skipped and listed in
 // Map::warnings. Unknown entity classnames are kept and counted, never fatal.
 // Bounded work on any input: coordinates within +-1000000, at most 256 faces per brush, quoted
-// strings of at most 8192 bytes on one line, files of at most 256 MiB; NaN/inf are errors.
+// strings of at most 8192 bytes on one line, at most 32768 entities and 262,144 keys, files of
+// at most 256 MiB; NaN/inf are errors. At most kMaxWarningsKept warnings are kept. docs/maps.md
+// ("Limits on a map file") lists every limit, with the server's checks after loading.
 // On failure *out is reset to an empty Map (only `path` set). Thread-safe: no shared state.
 #pragma once
 
