@@ -104,9 +104,26 @@ Bounds VertexBounds(const maps::Brush& brush) {
   return b;
 }
 
-Bounds RayGridBox(const Bounds& b) {
+// The boxes of a world's three broadphase grids for `map`, each in map order: its solid
+// brushes, its liquid brushes, and its solid brushes grown by kRayGridPad. One source for the
+// grids World builds and for what CheckMap counts.
+struct GridBoxes {
+  std::vector<Bounds> solid, liquid, ray;
+};
+
+GridBoxes GridBoxesOf(const maps::Map& map) {
+  GridBoxes g;
   const Vec3 pad{kRayGridPad, kRayGridPad, kRayGridPad};
-  return {b.mins - pad, b.maxs + pad};
+  for (const maps::Brush& brush : map.brushes) {
+    if (!HasVolume(brush)) continue;
+    if (brush.contents == maps::Contents::kSolid) {
+      g.solid.push_back(VertexBounds(brush));
+      g.ray.push_back({g.solid.back().mins - pad, g.solid.back().maxs + pad});
+    } else if (brush.contents == maps::Contents::kLiquid) {
+      g.liquid.push_back(VertexBounds(brush));
+    }
+  }
+  return g;
 }
 
 World::World(const maps::Map& map, const Options& options) : options_(options) {
@@ -122,16 +139,14 @@ World::World(const maps::Map& map, const Options& options) : options_(options) {
       AddBrush(brush, static_cast<int>(i), &liquid_);
     }
   }
-  for (BrushSet* set : {&solid_, &liquid_}) {
-    std::vector<Bounds> boxes;
-    boxes.reserve(set->brushes.size());
-    for (const BrushRecord& b : set->brushes) boxes.push_back(b.bounds);
-    set->grid.Build(boxes);
-  }
-  std::vector<Bounds> grown;
-  grown.reserve(solid_.brushes.size());
-  for (const BrushRecord& b : solid_.brushes) grown.push_back(RayGridBox(b.bounds));
-  solid_.ray_grid.Build(grown);
+  // The grids index the records: the same brushes, in the same order, with the same bounds.
+  const GridBoxes boxes = GridBoxesOf(map);
+  AS_CHECK(boxes.solid.size() == solid_.brushes.size() &&
+               boxes.liquid.size() == liquid_.brushes.size(),
+           "grid boxes and brush records disagree");
+  solid_.grid.Build(boxes.solid);
+  liquid_.grid.Build(boxes.liquid);
+  solid_.ray_grid.Build(boxes.ray);
 }
 
 void World::AddBrush(const maps::Brush& brush, int map_index, BrushSet* set) {
@@ -299,20 +314,10 @@ bool World::LineOfSight(Vec3 a, Vec3 b) const {
 }  // namespace
 
 uint64_t CollisionWorld::GridEntries(const maps::Map& map) {
-  // The boxes of World's three grids, as its constructor makes them.
-  std::vector<Bounds> solid, liquid, ray;
-  for (const maps::Brush& brush : map.brushes) {
-    if (!HasVolume(brush)) continue;
-    if (brush.contents == maps::Contents::kSolid) {
-      solid.push_back(VertexBounds(brush));
-      ray.push_back(RayGridBox(solid.back()));
-    } else if (brush.contents == maps::Contents::kLiquid) {
-      liquid.push_back(VertexBounds(brush));
-    }
-  }
+  const GridBoxes boxes = GridBoxesOf(map);
   uint64_t most = 0;
-  for (const std::vector<Bounds>* boxes : {&solid, &liquid, &ray}) {
-    most = std::max(most, BrushGrid::CountEntries(*boxes));
+  for (const std::vector<Bounds>* b : {&boxes.solid, &boxes.liquid, &boxes.ray}) {
+    most = std::max(most, BrushGrid::CountEntries(*b));
   }
   return most;
 }
