@@ -6,8 +6,9 @@
 //
 // Whatever listens on that port is trusted only for its status code: every call must end within
 // a deadline (connect, request and reply together), and a reply's body is read up to
-// kMaxReplyBytes and the whole reply up to kMaxReplyReadBytes, a longer one failing the call. So a listener that stalls, drips its reply or
-// sends gigabytes costs a failed call, never the process's memory or its exit.
+// kMaxReplyBytes and the whole reply up to kMaxReplyReadBytes, a longer one failing the call.
+// So a listener that stalls, drips its reply or sends gigabytes costs a failed call, never the
+// process's memory or its exit.
 //
 // Threading: Start/Shutdown/Stop on one controlling thread (main); the calls run on the SDK's
 // own thread, never on a frame thread. Each call has a watchdog thread (as-agones-wd) that

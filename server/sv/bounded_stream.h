@@ -49,14 +49,15 @@ class BoundedStream final : public httplib::Stream {
   void get_local_ip_and_port(std::string& ip, int& port) const override;
   socket_t socket() const override { return fd_; }
 
-  // Waits for `events` (poll's) up to wait_ms, never past the deadline; false if they did not
-  // come. A socket shut from another thread ends the wait at once (true: the recv or send that
-  // follows fails).
-  bool Wait(short events, int wait_ms) const;
   // True once a read was refused for going past max_read_bytes.
   bool read_limit_reached() const { return read_limit_reached_; }
 
  private:
+  // Waits for `events` (poll's) up to wait_ms, never past the deadline; false if they did not
+  // come. A socket shut from another thread ends the wait at once (true: the recv or send that
+  // follows fails).
+  bool Wait(short events, int wait_ms) const;
+
   const int fd_;
   const Clock::time_point deadline_;
   const int stall_ms_;

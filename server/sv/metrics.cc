@@ -348,8 +348,6 @@ void RenderDurability(const MetricsSnapshot& s, Writer* w) {
          rec.replay_check.outcome == durability::ReplayCheck::Outcome::kDiffers ? 1 : 0);
 }
 
-using Clock = std::chrono::steady_clock;
-
 }  // namespace
 
 MetricsHttp::MetricsHttp()

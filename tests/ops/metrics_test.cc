@@ -118,30 +118,65 @@ TEST_CASE("the rendering is valid exposition text with counters, gauges and a hi
   CHECK(d.at("aftershock_log_sync_seconds_total") == 2.5);
 }
 
+namespace {
+
+// A TCP connection to 127.0.0.1:port, or -1. With rcvbuf > 0 its receive buffer is set to that
+// many bytes first.
+int ConnectTo(uint16_t port, int rcvbuf = 0) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (rcvbuf > 0) ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof rcvbuf);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Sends `request` and reads the reply until the server closes the connection (30 s at most: a
+// deadline for a broken server, not a timing assumption).
+std::string Exchange(uint16_t port, const std::string& request) {
+  const int fd = ConnectTo(port);
+  if (fd < 0) return "";
+  ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+  timeval tv{30, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  std::string reply;
+  char buf[4096];
+  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) {
+    reply.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return reply;
+}
+
+// The endpoint on a port the system picks, serving `snapshot` (an empty one by default).
+struct Endpoint {
+  explicit Endpoint(std::shared_ptr<const sv::MetricsSnapshot> snapshot =
+                        std::make_shared<sv::MetricsSnapshot>()) {
+    REQUIRE(board.TryPublish(std::move(snapshot)));
+    REQUIRE(sv::MetricsServer::Start("127.0.0.1", 0, &board, &http).ok());
+  }
+  sv::MetricsBoard board;
+  std::unique_ptr<sv::MetricsServer> http;  // destroyed before the board it reads
+};
+
+}  // namespace
+
 // The library's 5 s keep-alive let a scraper that kept its connection (as Prometheus does) hold
 // the one HTTP worker, and every other scrape waited. The server now answers one request per
 // connection and says so, whatever the client asks for.
 TEST_CASE("/metrics answers one request per connection, with Connection: close") {
-  sv::MetricsBoard board;
   auto snapshot = std::make_shared<sv::MetricsSnapshot>();
   snapshot->report.info.map = "maps/dm_arena.map";
-  REQUIRE(board.TryPublish(snapshot));
-  std::unique_ptr<sv::MetricsServer> http;
-  REQUIRE(sv::MetricsServer::Start("127.0.0.1", 0, &board, &http).ok());
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(http->port());
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
-  const std::string request = "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n";
-  REQUIRE(::send(fd, request.data(), request.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(request.size()));
-  timeval tv{30, 0};  // a deadline for a broken server, not a timing assumption
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  std::string reply;
-  char buf[4096];
-  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) reply.append(buf, static_cast<size_t>(n));
-  ::close(fd);  // the loop ended: the server closed the connection after its one reply
+  Endpoint endpoint(snapshot);
+  std::unique_ptr<sv::MetricsServer>& http = endpoint.http;
+  // Exchange returns once the server closed the connection after its one reply.
+  const std::string reply = Exchange(
+      http->port(), "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: keep-alive\r\n\r\n");
   CHECK(reply.rfind("HTTP/1.1 200", 0) == 0);
   CHECK(reply.find("Connection: close\r\n") != std::string::npos);
   CHECK(reply.find("aftershock_server_info{map=\"maps/dm_arena.map\"") != std::string::npos);
@@ -205,49 +240,12 @@ TEST_CASE("tsan: scraping /metrics while clients play never races the frame loop
   CHECK(sync_s <= static_cast<double>(log.sync_ns) / 1e9 * (1 + 1e-8));  // a counter: it only grows
 }
 
-namespace {
-
-// A TCP connection to 127.0.0.1:port, or -1.
-int ConnectTo(uint16_t port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(port);
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
-// Sends `request` and reads the reply until the server closes the connection (30 s at most: a
-// deadline for a broken server, not a timing assumption).
-std::string Exchange(uint16_t port, const std::string& request) {
-  const int fd = ConnectTo(port);
-  if (fd < 0) return "";
-  ::send(fd, request.data(), request.size(), MSG_NOSIGNAL);
-  timeval tv{30, 0};
-  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
-  std::string reply;
-  char buf[4096];
-  for (ssize_t n; (n = ::recv(fd, buf, sizeof buf, 0)) > 0;) {
-    reply.append(buf, static_cast<size_t>(n));
-  }
-  ::close(fd);
-  return reply;
-}
-
-}  // namespace
-
 // The library buffered a request body of any size (a POST of 6 GiB grew the server to 3.5 GB).
 // A request with a body is now refused with 413 as soon as its headers are in: here the body is
 // never sent, so a server that waited for it would answer only on its read timeout, and with 400.
 TEST_CASE("/metrics refuses a request body unread") {
-  sv::MetricsBoard board;
-  REQUIRE(board.TryPublish(std::make_shared<sv::MetricsSnapshot>()));
-  std::unique_ptr<sv::MetricsServer> http;
-  REQUIRE(sv::MetricsServer::Start("127.0.0.1", 0, &board, &http).ok());
+  Endpoint endpoint;
+  std::unique_ptr<sv::MetricsServer>& http = endpoint.http;
   std::string head;
   SECTION("announced by Content-Length") {
     head = "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 6442450944\r\n\r\n";
@@ -307,10 +305,8 @@ class Dripper {
 // shuts the connection being served and returns at once; 10 s is a generous deadline. Without
 // the fix the dripper is finished once the deadline passed, so the test fails rather than hangs.
 TEST_CASE("/metrics: Stop returns while a client drips its request") {
-  sv::MetricsBoard board;
-  REQUIRE(board.TryPublish(std::make_shared<sv::MetricsSnapshot>()));
-  std::unique_ptr<sv::MetricsServer> http;
-  REQUIRE(sv::MetricsServer::Start("127.0.0.1", 0, &board, &http).ok());
+  Endpoint endpoint;
+  std::unique_ptr<sv::MetricsServer>& http = endpoint.http;
   Dripper dripper(http->port());
   REQUIRE(PollUntil([&] { return dripper.sent() >= 3; }, 30000));  // the worker is reading it
   CHECK(ReturnsWithin([&] { http->Stop(); }, 10000, [&] { dripper.Finish(); }));
@@ -321,10 +317,8 @@ TEST_CASE("/metrics: Stop returns while a client drips its request") {
 // queued behind it is served (the deadline here is generous: 30 s, the drip would go on for
 // 60 s).
 TEST_CASE("/metrics: a client that drips its request holds the endpoint a few seconds at most") {
-  sv::MetricsBoard board;
-  REQUIRE(board.TryPublish(std::make_shared<sv::MetricsSnapshot>()));
-  std::unique_ptr<sv::MetricsServer> http;
-  REQUIRE(sv::MetricsServer::Start("127.0.0.1", 0, &board, &http).ok());
+  Endpoint endpoint;
+  std::unique_ptr<sv::MetricsServer>& http = endpoint.http;
   Dripper dripper(http->port());
   REQUIRE(PollUntil([&] { return dripper.sent() >= 3; }, 30000));
   std::atomic<bool> served{false};
@@ -360,10 +354,8 @@ int OpenDescriptors() {
 // at once and closed, and the endpoint's descriptors stay bounded. Without the fix no connection
 // is ever answered 503, and the first poll fails at its deadline.
 TEST_CASE("/metrics: a flood of connections is refused past its places and holds few descriptors") {
-  sv::MetricsBoard board;
-  REQUIRE(board.TryPublish(std::make_shared<sv::MetricsSnapshot>()));
-  std::unique_ptr<sv::MetricsServer> http;
-  REQUIRE(sv::MetricsServer::Start("127.0.0.1", 0, &board, &http).ok());
+  Endpoint endpoint;
+  std::unique_ptr<sv::MetricsServer>& http = endpoint.http;
   const int before = OpenDescriptors();
   constexpr int kFlood = 200;
   std::vector<int> flood;
@@ -418,10 +410,8 @@ TEST_CASE("/metrics: a flood of connections is refused past its places and holds
 // request heads of all held connections are now read together, so the scrape is answered while
 // the drippers and the silent connections are still held; the drippers are cut off afterwards.
 TEST_CASE("/metrics: a scrape is answered beside clients that drip or send nothing") {
-  sv::MetricsBoard board;
-  REQUIRE(board.TryPublish(std::make_shared<sv::MetricsSnapshot>()));
-  std::unique_ptr<sv::MetricsServer> http;
-  REQUIRE(sv::MetricsServer::Start("127.0.0.1", 0, &board, &http).ok());
+  Endpoint endpoint;
+  std::unique_ptr<sv::MetricsServer>& http = endpoint.http;
   std::vector<int> silent;
   for (int i = 0; i < 8; ++i) silent.push_back(ConnectTo(http->port()));
   std::vector<std::unique_ptr<Dripper>> drippers;
@@ -442,10 +432,8 @@ TEST_CASE("/metrics: a scrape is answered beside clients that drip or send nothi
 // closed; the library never sees it. (Without the fix this head, which never ends, got no answer
 // until the connection's deadline.)
 TEST_CASE("/metrics: a request head longer than 8 KiB is refused with 431") {
-  sv::MetricsBoard board;
-  REQUIRE(board.TryPublish(std::make_shared<sv::MetricsSnapshot>()));
-  std::unique_ptr<sv::MetricsServer> http;
-  REQUIRE(sv::MetricsServer::Start("127.0.0.1", 0, &board, &http).ok());
+  Endpoint endpoint;
+  std::unique_ptr<sv::MetricsServer>& http = endpoint.http;
   std::string head =
       "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Pad: " + std::string(sv::kMetricsMaxHeadBytes, 'p');
   SECTION("a head that never ends") {}
@@ -463,20 +451,12 @@ TEST_CASE("/metrics: a request head longer than 8 KiB is refused with 431") {
 // the labels) and the first client's receive buffer is 4 KiB; the scrape must still be
 // answered.
 TEST_CASE("/metrics: a scrape is answered after a client that does not read its reply") {
-  sv::MetricsBoard board;
   auto snapshot = std::make_shared<sv::MetricsSnapshot>();
   snapshot->report.info.map = std::string(4 << 20, 'm');
-  REQUIRE(board.TryPublish(snapshot));
-  std::unique_ptr<sv::MetricsServer> http;
-  REQUIRE(sv::MetricsServer::Start("127.0.0.1", 0, &board, &http).ok());
-  const int stuck = ::socket(AF_INET, SOCK_STREAM, 0);
-  const int small = 4096;
-  REQUIRE(::setsockopt(stuck, SOL_SOCKET, SO_RCVBUF, &small, sizeof small) == 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(http->port());
-  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  REQUIRE(::connect(stuck, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0);
+  Endpoint endpoint(snapshot);
+  std::unique_ptr<sv::MetricsServer>& http = endpoint.http;
+  const int stuck = ConnectTo(http->port(), /*rcvbuf=*/4096);
+  REQUIRE(stuck >= 0);
   const std::string scrape = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
   REQUIRE(::send(stuck, scrape.data(), scrape.size(), MSG_NOSIGNAL) ==
           static_cast<ssize_t>(scrape.size()));
