@@ -5,6 +5,8 @@
 #include "server/collision/collision_world.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <vector>
 
 #include "server/collision/brush_clip.h"
@@ -76,6 +78,7 @@ class World final : public CollisionWorld {
   Bounds WorldBounds() const override { return bounds_; }
   bool BoundRays(const Bounds& starts, Vec3 center, std::span<const Vec3> corners,
                  Bounds* out) const override;
+  bool ClearBoxAround(const Bounds& inner, Vec3 grow, Bounds* out) const override;
   int NumSolidBrushes() const override { return static_cast<int>(solid_.brushes.size()); }
 
  private:
@@ -268,6 +271,60 @@ bool World::BoundRays(const Bounds& starts, Vec3 center, std::span<const Vec3> c
     }
   }
   *out = box;
+  return true;
+}
+
+bool World::ClearBoxAround(const Bounds& inner, Vec3 grow, Bounds* out) const {
+  AS_CHECK(grow.x >= 0 && grow.y >= 0 && grow.z >= 0, "ClearBoxAround: negative grow");
+  if (!core::IsFinite(inner.mins) || !core::IsFinite(inner.maxs)) return false;
+  const Bounds around = inner.Expanded(grow);
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  // Every brush that can meet the result meets `around`, so the grid lists it here.
+  Bounds clear = around;
+  bool met = false;
+  solid_.grid.Query(around, [&](uint32_t id) {
+    const Bounds& b = solid_.brushes[id].bounds;  // the box the grid listed it by
+    if (b.Intersects(inner)) {
+      met = true;
+      return false;
+    }
+    if (!b.Intersects(clear)) return true;  // an earlier cut already left it out
+    // Apart from `inner` along some axis: move that side of `clear` to just past the brush (the
+    // next float, since Intersects is inclusive), choosing the cut that keeps the most volume.
+    const Vec3 size = clear.Size();
+    float least_loss = kInf;
+    int cut_axis = -1;
+    bool cut_low = false;
+    float cut_at = 0;
+    for (int a = 0; a < 3; ++a) {
+      const float area = size[(a + 1) % 3] * size[(a + 2) % 3];
+      if (b.maxs[a] < inner.mins[a]) {
+        const float at = std::nextafter(b.maxs[a], kInf);
+        const float loss = (at - clear.mins[a]) * area;
+        if (loss < least_loss) {
+          least_loss = loss;
+          cut_axis = a;
+          cut_low = true;
+          cut_at = at;
+        }
+      }
+      if (b.mins[a] > inner.maxs[a]) {
+        const float at = std::nextafter(b.mins[a], -kInf);
+        const float loss = (clear.maxs[a] - at) * area;
+        if (loss < least_loss) {
+          least_loss = loss;
+          cut_axis = a;
+          cut_low = false;
+          cut_at = at;
+        }
+      }
+    }
+    AS_CHECK(cut_axis >= 0, "ClearBoxAround: a brush apart from the box has no side apart");
+    (cut_low ? clear.mins : clear.maxs)[cut_axis] = cut_at;
+    return true;
+  });
+  if (met) return false;
+  *out = clear;
   return true;
 }
 

@@ -108,6 +108,15 @@ class CollisionWorld {
   virtual bool BoundRays(const Bounds& starts, Vec3 center, std::span<const Vec3> corners,
                          Bounds* out) const = 0;
 
+  // A box that holds `inner`, lies within `inner` grown by `grow` (>= 0) on every side, and
+  // meets no solid brush's bounds (Bounds::Intersects, inclusive, with the box of the brush's
+  // vertices). A sweep whose swept box (the hull at start and at end) lies inside it meets none
+  // either, so TraceBox clips no brush and returns the clear trace: fraction 1, `end` at the
+  // sweep's end, nothing else set. False (nothing written) if a brush's bounds meet
+  // `inner`, or `inner` is not finite. Greedy, not the largest such box: each brush listed near
+  // `inner` cuts one side, the one that loses the least volume. Thread-safe.
+  virtual bool ClearBoxAround(const Bounds& inner, Vec3 grow, Bounds* out) const = 0;
+
   // Number of solid brushes the world collides with.
   virtual int NumSolidBrushes() const = 0;
 };

@@ -3,6 +3,7 @@
 #include "server/collision/collision_world.h"
 
 #include <catch2/catch.hpp>
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -213,6 +214,94 @@ TEST_CASE("bad input never crashes") {
   CHECK_FALSE(empty->TraceBox({0, 0, 0}, {0, 0, -100}, kPlayerMins, kPlayerMaxs).hit());
   CHECK(empty->PointContents({0, 0, 0}) == maps::Contents::kEmpty);
   CHECK(empty->WorldBounds().IsEmpty());
+}
+
+// The box of a brush's vertices, which the world lists each brush by; `none` if the world leaves
+// the brush out (not solid, or without volume).
+bool SolidBounds(const maps::Brush& b, Bounds* out) {
+  if (b.contents != maps::Contents::kSolid || b.planes.size() < 4 || b.vertices.size() < 4) {
+    return false;
+  }
+  *out = Bounds::Empty();
+  for (Vec3 v : b.vertices) out->Add(v);
+  return true;
+}
+
+// Checked by brute force over the map's brushes, not through the world's grid.
+TEST_CASE("a clear box holds the box asked around, within the growth, and meets no solid brush") {
+  for (const uint32_t seed : {7u, 8u}) {
+    const maps::Map map = seed == 7 ? TestRoom() : testing::RandomMap(seed, 300);
+    INFO("map " << seed);
+    auto world = CollisionWorld::Build(map);
+    std::vector<Bounds> solid;
+    for (const maps::Brush& b : map.brushes) {
+      Bounds box;
+      if (SolidBounds(b, &box)) solid.push_back(box);
+    }
+    int made = 0, refused = 0, grown_all_round = 0;
+    const float grows[] = {0, 16, 48, 300};
+    const std::vector<testing::Query> queries = testing::RandomQueries(map, seed, 3000);
+    for (size_t i = 0; i < queries.size(); ++i) {
+      const testing::Query& q = queries[i];
+      Bounds inner = Bounds::At(q.start, q.mins, q.maxs);
+      inner.Add(Bounds::At(q.end, q.mins, q.maxs));
+      const float g = grows[i % 4];
+      const Vec3 grow{g, g, g};
+      bool meets = false;
+      for (const Bounds& b : solid) meets = meets || b.Intersects(inner);
+      Bounds clear{{1, 2, 3}, {4, 5, 6}};
+      const Bounds untouched = clear;
+      const bool ok = world->ClearBoxAround(inner, grow, &clear);
+      INFO("query " << i);
+      REQUIRE(ok == !meets);
+      if (!ok) {
+        CHECK(clear == untouched);
+        ++refused;
+        continue;
+      }
+      ++made;
+      CHECK(clear.Contains(inner));
+      CHECK(inner.Expanded(grow).Contains(clear));
+      if (clear == inner.Expanded(grow)) ++grown_all_round;
+      for (const Bounds& b : solid) REQUIRE_FALSE(b.Intersects(clear));
+      // The sweep it was made around traces clear, and so does the sweep across the clear box
+      // from corner to corner (kept 1/100 unit inside it, against rounding).
+      const Trace t = world->TraceBox(q.start, q.end, q.mins, q.maxs);
+      CHECK(t.fraction == 1.0f);
+      CHECK_FALSE(t.start_solid);
+      Vec3 lo, hi;
+      for (int a = 0; a < 3; ++a) {
+        const float room = (clear.maxs[a] - clear.mins[a]) - (q.maxs[a] - q.mins[a]);
+        const float m = std::min(0.01f, room * 0.25f);
+        lo[a] = clear.mins[a] - q.mins[a] + m;
+        hi[a] = clear.maxs[a] - q.maxs[a] - m;
+      }
+      const Trace across = world->TraceBox(lo, hi, q.mins, q.maxs);
+      CHECK(across.fraction == 1.0f);
+      CHECK_FALSE(across.start_solid);
+    }
+    CHECK(made > 300);  // both answers are exercised
+    CHECK(refused > 300);
+    CHECK(grown_all_round > 10);  // far from every brush, nothing is cut
+  }
+}
+
+TEST_CASE("a clear box is refused for a non-finite box") {
+  auto world = CollisionWorld::Build(TestRoom());
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  Bounds out{{1, 2, 3}, {4, 5, 6}};
+  CHECK_FALSE(world->ClearBoxAround(Bounds{{0, 0, nan}, {1, 1, 1}}, {8, 8, 8}, &out));
+  CHECK_FALSE(world->ClearBoxAround(Bounds{{0, 0, 0}, {inf, 1, 1}}, {8, 8, 8}, &out));
+  CHECK(out == Bounds{{1, 2, 3}, {4, 5, 6}});
+  // Standing on the floor (its top at z = 0, the box 1/32 above it) is clear, and the box stops
+  // just above the floor; a box touching the floor is not clear.
+  CHECK(world->ClearBoxAround(Bounds::At({0, 0, 24 + kDistEpsilon}, kPlayerMins, kPlayerMaxs),
+                              {48, 48, 48}, &out));
+  CHECK(out.mins.z > 0);
+  CHECK(out.mins.z <= kDistEpsilon);
+  CHECK_FALSE(world->ClearBoxAround(Bounds::At({0, 0, 24}, kPlayerMins, kPlayerMaxs),
+                                    {48, 48, 48}, &out));
 }
 
 }  // namespace
