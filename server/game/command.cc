@@ -197,8 +197,8 @@ bool World::RunMovement(EntityId player, const UserCmd& cmd) {
   static thread_local std::vector<EntityId> items;
   const Edict& p = Get(player);
   // The memo's line may sit in another worker's cache: fetch it while the query runs.
-  GroundProbeMemo* ground = &ground_probes_[static_cast<size_t>(player)];
-  __builtin_prefetch(ground);
+  MapTraceMemo* memo = &map_trace_memos_[static_cast<size_t>(player)];
+  __builtin_prefetch(memo);
   // In the tree's order: the clip's result does not depend on its boxes' order (MoveClipper),
   // and the few items are put in id order, in which TouchItems takes them.
   QueryBoxUnordered(MoveCore(p, cmd), &near);
@@ -214,7 +214,7 @@ bool World::RunMovement(EntityId player, const UserCmd& cmd) {
     }
   }
   std::sort(items.begin(), items.end());
-  MoveClipper clip(collision_, solids, ground);
+  MoveClipper clip(collision_, solids, memo);
   PlayerMoveState s{p.origin, p.velocity, (p.flags & kFlagOnGround) != 0,
                     (p.flags & kFlagJumpHeld) != 0};
   const int n = Substeps(cmd.duration_ms);

@@ -58,20 +58,56 @@ bool SweepBoxVsBox(Vec3 start, Vec3 end, Vec3 mins, Vec3 maxs, const Bounds& tar
   return true;
 }
 
+collision::Trace MoveClipper::MapTrace(Vec3 start, Vec3 end, Vec3 mins, Vec3 maxs) const {
+  if (memo_ == nullptr) return world_.TraceBox(start, end, mins, maxs);
+  // TraceBox's own swept box, computed the same way. With a non-finite sweep it holds a NaN or
+  // an infinity, which no clear box contains.
+  Bounds swept = Bounds::At(start, mins, maxs);
+  swept.Add(Bounds::At(end, mins, maxs));
+  if (memo_->clear.Contains(swept)) {
+    collision::Trace clear;  // what TraceBox returns when it clips no brush
+    clear.end = end;
+    return clear;
+  }
+  const collision::Trace t = world_.TraceBox(start, end, mins, maxs);
+  // Clear, so perhaps no brush was listed: then a box around this sweep serves the next ones.
+  // (A listed brush that was missed makes ClearBoxAround say no, and the memo keeps its box.)
+  if (t.fraction == 1.0f && !t.start_solid) {
+    const Vec3 grow{kClearBoxGrow, kClearBoxGrow, kClearBoxGrow};
+    Bounds around;
+    if (world_.ClearBoxAround(swept, grow, &around)) memo_->clear = around;
+  }
+  return t;
+}
+
 MoveTrace MoveClipper::Trace(Vec3 start, Vec3 end, Vec3 mins, Vec3 maxs) const {
-  return ClipToEntities(world_.TraceBox(start, end, mins, maxs), start, end, mins, maxs);
+  return ClipToEntities(MapTrace(start, end, mins, maxs), start, end, mins, maxs);
 }
 
 MoveTrace MoveClipper::ProbeGround(Vec3 origin) const {
   static_assert(sizeof(Vec3) == 3 * sizeof(float), "Vec3 compared bytewise");
   const Vec3 end = origin - Vec3{0, 0, 1};
-  if (ground_ == nullptr) return Trace(origin, end, kPlayerMins, kPlayerMaxs);
-  if (!ground_->valid || std::memcmp(&ground_->origin, &origin, sizeof(Vec3)) != 0) {
-    ground_->map = world_.TraceBox(origin, end, kPlayerMins, kPlayerMaxs);
-    ground_->origin = origin;
-    ground_->valid = true;
+  // A non-finite origin is traced afresh: TraceBox's answer for it is not recomputed below.
+  if (memo_ == nullptr || !core::IsFinite(origin)) {
+    return Trace(origin, end, kPlayerMins, kPlayerMaxs);
   }
-  return ClipToEntities(ground_->map, origin, end, kPlayerMins, kPlayerMaxs);
+  MapTraceMemo& m = *memo_;
+  if (!m.probe_valid || std::memcmp(&m.probe_origin, &origin, sizeof(Vec3)) != 0) {
+    const collision::Trace t = MapTrace(origin, end, kPlayerMins, kPlayerMaxs);
+    m.probe_origin = origin;
+    m.probe_fraction = t.fraction;
+    m.probe_normal = t.normal;
+    m.probe_start_solid = t.start_solid;
+    m.probe_all_solid = t.all_solid;
+    m.probe_valid = true;
+  }
+  collision::Trace map;
+  map.fraction = m.probe_fraction;
+  map.normal = m.probe_normal;
+  map.start_solid = m.probe_start_solid;
+  map.all_solid = m.probe_all_solid;
+  map.end = map.fraction == 1.0f ? end : origin + (end - origin) * map.fraction;  // as TraceBox
+  return ClipToEntities(map, origin, end, kPlayerMins, kPlayerMaxs);
 }
 
 MoveTrace MoveClipper::ClipToEntities(const collision::Trace& wt, Vec3 start, Vec3 end, Vec3 mins,

@@ -49,28 +49,42 @@ bool SweepBoxVsBox(Vec3 start, Vec3 end, Vec3 mins, Vec3 maxs, const Bounds& tar
 // Movement traces run by MoveClipper on this thread so far (for benchmarks).
 uint64_t ThisThreadMoveTraces();
 
-// The map's part of a mover's last ground probe (MoveClipper::ProbeGround). The map does not
-// move, so that part is a pure function of the probe's origin: kept per mover, it spares the map
-// trace of a probe at the origin where the mover's previous probe ran (a move starts with a probe
-// where the last one ended, unless the player was moved in between). Derived data, never saved: an
-// empty or stale memo only costs the trace. One per player, written only by the thread running
-// that player's command, so a line of its own.
-struct alignas(64) GroundProbeMemo {
-  Vec3 origin;         // compared bit for bit
-  collision::Trace map;  // CollisionWorld::TraceBox of the probe from `origin`
-  bool valid = false;
+// What the map told one mover's recent traces. The map does not move, so both parts are pure
+// functions of where the traces ran, and kept per mover they spare map traces:
+// - the map's part of the last ground probe (MoveClipper::ProbeGround), a pure function of the
+//   probe's origin: a move starts with a probe where the last one ended, unless the player was
+//   moved in between;
+// - a box around the mover's recent traces that meets no solid brush
+//   (CollisionWorld::ClearBoxAround): a sweep inside it clips no brush, so its map part is clear
+//   without a map trace.
+// Derived data, never saved: an empty or stale memo only costs traces. One per player, written
+// only by the thread running that player's command, so a line of its own.
+struct alignas(64) MapTraceMemo {
+  // The last ground probe: its origin (compared bit for bit) and the map's trace from there;
+  // the trace's end is recomputed from `probe_fraction`, as TraceBox computes it.
+  Vec3 probe_origin;
+  float probe_fraction = 1.0f;
+  Vec3 probe_normal;
+  bool probe_start_solid = false;
+  bool probe_all_solid = false;
+  bool probe_valid = false;
+  Bounds clear = Bounds::Empty();  // meets no solid brush; Empty() until a clear trace sets it
 };
+static_assert(sizeof(MapTraceMemo) == 64, "one cache line per player");
 
 class MoveClipper {
  public:
-  // `boxes` (and `ground`, if given) must outlive the clipper; their order does not change any
+  // `boxes` (and `memo`, if given) must outlive the clipper; their order does not change any
   // result (of entities hit at the same fraction the lowest id wins, and the map before them all).
-  // Entities whose box the mover starts inside are ignored, so overlapping players (after a resume or a spawn) can walk apart instead
-  // of sticking. `ground` is the mover's GroundProbeMemo, or null to trace every probe.
+  // Entities whose box the mover starts inside are ignored, so overlapping players (after a
+  // resume or a spawn) can walk apart instead of sticking. `memo` is the mover's MapTraceMemo, or
+  // null to trace the map every time. With or without it, every result is the same bit for bit.
   MoveClipper(const collision::CollisionWorld& world, const ClipBoxes& boxes,
-              GroundProbeMemo* ground = nullptr)
-      : world_(world), boxes_(boxes), ground_(ground) {}
+              MapTraceMemo* memo = nullptr)
+      : world_(world), boxes_(boxes), memo_(memo) {}
 
+  // The map's trace (CollisionWorld::TraceBox), then the entity boxes'. The map's part is clear
+  // without a map trace when the swept box lies inside the memo's clear box.
   MoveTrace Trace(Vec3 start, Vec3 end, Vec3 mins, Vec3 maxs) const;
 
   // Trace(origin, origin - (0, 0, 1), kPlayerMins, kPlayerMaxs), bit for bit: the probe for ground
@@ -78,14 +92,23 @@ class MoveClipper {
   // traced from this very origin.
   MoveTrace ProbeGround(Vec3 origin) const;
 
+  // How far (units) a clear box may reach beyond the sweep that makes it, on every side: of 24,
+  // 48 and 96, the one that left the fewest instructions per replayed command
+  // (docs/recovery-measurements.md, "A box clear of the map, per player").
+  static constexpr float kClearBoxGrow = 48.0f;
+
  private:
+  // CollisionWorld::TraceBox(start, end, mins, maxs), bit for bit, through the memo's clear box:
+  // skipped inside it; a clear trace outside it makes a new one around its swept box.
+  collision::Trace MapTrace(Vec3 start, Vec3 end, Vec3 mins, Vec3 maxs) const;
+
   // The combined trace, given the map's part `map` of the sweep start..end.
   MoveTrace ClipToEntities(const collision::Trace& map, Vec3 start, Vec3 end, Vec3 mins,
                            Vec3 maxs) const;
 
   const collision::CollisionWorld& world_;
   const ClipBoxes& boxes_;
-  GroundProbeMemo* ground_;
+  MapTraceMemo* memo_;
 };
 
 }  // namespace game

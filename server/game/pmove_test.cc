@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <random>
 #include <utility>
 #include <vector>
 
@@ -179,7 +180,7 @@ TEST_CASE("a ground probe through the memo is the plain trace, bit for bit") {
   }
   REQUIRE(origins.size() > 20);
   ClipBoxes none;
-  GroundProbeMemo memo;
+  MapTraceMemo memo;
   const MoveClipper plain(map, none), memoized(map, none, &memo);
   int on_ground = 0, in_air = 0;
   for (size_t i = 0; i < origins.size(); ++i) {
@@ -209,6 +210,49 @@ TEST_CASE("a ground probe through the memo is the plain trace, bit for bit") {
   CHECK(with_box.entity == 5);
   CHECK(SameBits(with_box, MoveClipper(map, below).Trace(o, o - Vec3{0, 0, 1}, kPlayerMins,
                                                          kPlayerMaxs)));
+}
+
+// Players' moves on dm_arena, walked as chains of short sweeps from each spawn (as a player's
+// traces follow one another), with a few long ones and ground probes between: through one memo
+// per chain they must give the plain traces' results, whether the memo's clear box holds the
+// sweep or not.
+TEST_CASE("a trace through the memo's clear box is the plain trace, bit for bit") {
+  auto t = testing::LoadWorld("maps/dm_arena.map");
+  const collision::CollisionWorld& map = *t.collision;
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<float> unit(0, 1), dir(-1, 1);
+  // One player box in the walk's way, so the entity part is clipped after a skipped map part.
+  int skipped = 0, hits = 0, entity_hits = 0, traces = 0;
+  for (const maps::SpawnPoint& sp : t.map.spawns) {
+    MapTraceMemo memo;
+    Vec3 origin = sp.origin + Vec3{0, 0, 8};
+    ClipBoxes boxes;
+    boxes.push_back(9, Bounds::At(origin + Vec3{40, 0, 0}, kPlayerMins, kPlayerMaxs));
+    const MoveClipper plain(map, boxes), memoized(map, boxes, &memo);
+    for (int step = 0; step < 120; ++step) {
+      const float length = step % 17 == 0 ? 400.0f * unit(rng) : 12.0f * unit(rng);
+      Vec3 d = Normalize(Vec3{dir(rng), dir(rng), 0.3f * dir(rng)});
+      if (step % 5 == 0) d = Vec3{0, 0, step % 10 == 0 ? 1.0f : -1.0f};  // stair lifts and drops
+      const Vec3 end = origin + d * length;
+      Bounds swept = Bounds::At(origin, kPlayerMins, kPlayerMaxs);
+      swept.Add(Bounds::At(end, kPlayerMins, kPlayerMaxs));
+      if (memo.clear.Contains(swept)) ++skipped;
+      const MoveTrace want = plain.Trace(origin, end, kPlayerMins, kPlayerMaxs);
+      const MoveTrace got = memoized.Trace(origin, end, kPlayerMins, kPlayerMaxs);
+      INFO("spawn " << sp.origin.x << " " << sp.origin.y << " step " << step);
+      REQUIRE(SameBits(got, want));
+      REQUIRE(SameBits(memoized.ProbeGround(got.end), plain.Trace(got.end, got.end - Vec3{0, 0, 1},
+                                                                   kPlayerMins, kPlayerMaxs)));
+      ++traces;
+      if (want.hit()) ++(want.entity >= 0 ? entity_hits : hits);
+      if (!want.start_solid) origin = want.end;
+    }
+  }
+  INFO(traces << " traces, " << skipped << " inside the clear box, " << hits << " map hits, "
+              << entity_hits << " entity hits");
+  CHECK(skipped > traces / 4);  // the clear box served many...
+  CHECK(hits > traces / 20);    // ...and walls and floors were met too
+  CHECK(entity_hits > 0);
 }
 
 TEST_CASE("a trace's result does not depend on the order of the entity boxes") {

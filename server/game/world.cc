@@ -154,7 +154,7 @@ core::Status World::Create(const maps::Map& map, const collision::CollisionWorld
 void World::InitState(uint64_t map_hash) {
   objects_.assign(object_count_, Object{});
   may_be_dead_.assign(static_cast<size_t>(max_players_) + 1, 0);
-  ground_probes_.assign(static_cast<size_t>(max_players_) + 1, GroundProbeMemo{});
+  map_trace_memos_.assign(static_cast<size_t>(max_players_) + 1, MapTraceMemo{});
   std::memset(static_cast<void*>(objects_.data()), 0, objects_.size() * sizeof(Object));
   Globals& g = objects_[0].globals;
   g.magic = kStateMagic;

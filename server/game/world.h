@@ -302,10 +302,10 @@ class World {
   // that holds the player's region); SpawnPlayer and the world phase clear it; RelinkAll rebuilds
   // it from kFlagDead. Invariant: every dead player's byte is nonzero.
   std::vector<uint8_t> may_be_dead_;
-  // Per player id: the map's part of its last ground probe (GroundProbeMemo), used and written
-  // only by the command that holds the player's region. Not state: no other code reads it, and
-  // a memo that is empty or from another origin is traced afresh.
-  std::vector<GroundProbeMemo> ground_probes_;
+  // Per player id: what the map told its recent traces (MapTraceMemo), used and written only by
+  // the command that holds the player's region. Not state: no other code reads it, and an empty
+  // or stale memo only costs map traces.
+  std::vector<MapTraceMemo> map_trace_memos_;
   // Derived from the record store (rebuilt by RelinkAll, kept in step by Leave/Join/EvictRecord).
   std::unordered_map<std::string, EntityId> record_by_name_;
   std::map<uint64_t, EntityId> record_by_stamp_;  // LRU order: oldest leave first
