@@ -40,6 +40,18 @@ bool WillFire(const Edict& p, const UserCmd& cmd, int weapon) {
          p.attack_cooldown_ms - cmd.duration_ms <= 0 && HasAmmo(p, weapon);
 }
 
+// The ids (indices into the volumes' list) of the trigger volumes whose bounds meet `box`
+// (inclusive), ascending: the map's order, in which the rules take them.
+void VolumesMeeting(const collision::BrushGrid& grid, const Bounds& box,
+                    std::vector<uint32_t>* out) {
+  out->clear();
+  grid.Query(box, [out](uint32_t id) {
+    out->push_back(id);
+    return true;
+  });
+  std::sort(out->begin(), out->end());
+}
+
 bool Touches(const Bounds& box, const std::vector<Bounds>& brushes) {
   for (const Bounds& b : brushes) {
     if (b.Intersects(box)) return true;
@@ -81,8 +93,10 @@ Region World::RegionOf(EntityId player, const UserCmd& cmd) const {
   const bool fire = WillFire(p, cmd, weapon);
   const float melee = (fire && weapon == kWeaponAxe) ? kMeleeRange : 0;
   r.move_box = core.Expanded(melee).Expanded(kMaxEntitySize);
-  for (const TriggerVolume& tp : teleporters_) {
-    if (!tp.bounds.Intersects(core)) continue;
+  static thread_local std::vector<uint32_t> near_teleporters;
+  VolumesMeeting(teleporter_grid_, core, &near_teleporters);
+  for (uint32_t i : near_teleporters) {
+    const TriggerVolume& tp = teleporters_[i];
     if (r.teleport_count == kMaxTeleportBoxes) {
       r.whole_map = true;
       break;
@@ -195,6 +209,7 @@ bool World::RunMovement(EntityId player, const UserCmd& cmd) {
   static thread_local std::vector<EntityId> near;
   static thread_local ClipBoxes solids;
   static thread_local std::vector<EntityId> items;
+  static thread_local std::vector<uint32_t> triggers;
   const Edict& p = Get(player);
   // The memo's line may sit in another worker's cache: fetch it while the query runs.
   MapTraceMemo* memo = &map_trace_memos_[static_cast<size_t>(player)];
@@ -229,15 +244,17 @@ bool World::RunMovement(EntityId player, const UserCmd& cmd) {
     PlayerMove(clip, in, &s);
     const Bounds box = Bounds::At(s.origin, kPlayerMins, kPlayerMaxs);
     TouchItems(player, box, &items);
-    for (const TriggerVolume& pad : jump_pads_) {
-      if (pad.bounds.Intersects(box) && Touches(box, pad.brushes)) {
-        s.velocity = pad.velocity;
+    VolumesMeeting(jump_pad_grid_, box, &triggers);
+    for (uint32_t i : triggers) {
+      if (Touches(box, jump_pads_[i].brushes)) {
+        s.velocity = jump_pads_[i].velocity;
         s.on_ground = false;
       }
     }
-    for (const TriggerVolume& tp : teleporters_) {
-      if (tp.bounds.Intersects(box) && Touches(box, tp.brushes)) {
-        teleporter = &tp;
+    VolumesMeeting(teleporter_grid_, box, &triggers);
+    for (uint32_t i : triggers) {
+      if (Touches(box, teleporters_[i].brushes)) {
+        teleporter = &teleporters_[i];
         break;
       }
     }

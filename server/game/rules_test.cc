@@ -339,6 +339,65 @@ TEST_CASE("a teleporter moves the player and telefrags whoever stands there") {
   CHECK(w->Get(a).frags == 1);
 }
 
+// The volumes are found through a grid, which lists them cell by cell; the rules take them in
+// the map's order all the same. Teleporter 0 reaches from y = 95 north, teleporter 1 from y = -100:
+// a player whose box straddles y = 95 touches both, and must go where teleporter 0 sends it,
+// wherever the grid's cell boundaries fall.
+TEST_CASE("of two teleporters touched at once, the first in the map's order wins") {
+  int both = 0;
+  for (float y = 70; y <= 120; y += 2) {
+    testing::TestMap m;
+    m.Teleporter({-48, 95, 0}, {48, 300, 64}, {1000, 0, kStandZ}, 90)
+        .Teleporter({-48, -100, 0}, {48, 300, 64}, {-1000, 0, kStandZ}, 90);
+    auto t = Arena(std::move(m));
+    World* w = t.world.get();
+    const EntityId a = testing::JoinOrDie(w, "a");
+    testing::Place(w, a, {0, y, kStandZ});
+    RunCmds(w, a, 1, CmdSpec{});
+    INFO("y " << y);
+    if (y + 16 >= 95) {  // the box reaches teleporter 0 too
+      ++both;
+      CHECK(w->Get(a).origin == Vec3{1000, 0, kStandZ});
+    } else {
+      CHECK(w->Get(a).origin == Vec3{-1000, 0, kStandZ});
+    }
+  }
+  CHECK(both > 10);
+}
+
+// A map may hold thousands of triggers (up to maps::kMaxEntities); a command looks only at those
+// near it, and still finds the one it walks into.
+TEST_CASE("among thousands of far teleporters, the one walked into still teleports") {
+  testing::TestMap m;
+  for (int i = 0; i < 3000; ++i) {
+    const float x = -900 + (i % 60) * 16.0f, y = -900 + (i / 60) * 16.0f;
+    m.Teleporter({x, y, -500}, {x + 8, y + 8, -492}, {0, 0, kStandZ});  // below the floor
+  }
+  m.Teleporter({100, -32, 0}, {140, 32, 64}, {1000, 0, kStandZ}, 90);
+  auto t = Arena(std::move(m));
+  World* w = t.world.get();
+  const EntityId a = testing::JoinOrDie(w, "a");
+  testing::Place(w, a, {0, 0, kStandZ});
+  for (int i = 0; i < 30 && w->Get(a).origin.x < 500; ++i) RunCmds(w, a, 1, CmdSpec{.forward = 400});
+  CHECK(w->Get(a).origin == Vec3{1000, 0, kStandZ});
+}
+
+// Each trigger counts once per cell of its grid that it covers, as brushes do in the collision
+// grid (CollisionWorld::CheckMap): a map of triggers that each span the map is refused.
+TEST_CASE("a map of teleporters that each span the map is refused, not gridded") {
+  testing::TestMap m;
+  for (int i = 0; i < 300; ++i) {
+    m.Teleporter({-8192, -8192, 100}, {8192, 8192, 108}, {0, 0, kStandZ});
+  }
+  m.Floor(2048).Spawn({0, 0, kStandZ});
+  const maps::Map map = m.Finish();
+  auto collision = collision::CollisionWorld::Build(map);
+  std::unique_ptr<World> w;
+  const core::Status s = World::Create(map, *collision, WorldConfig{}, &w);
+  CHECK(s.code() == core::Status::Code::kInvalidArgument);
+  CHECK_THAT(s.ToString(), Catch::Contains("too many teleporters"));
+}
+
 TEST_CASE("a jump pad throws the player up") {
   auto t = Arena(std::move(testing::TestMap().JumpPad({100, -32, 0}, {140, 32, 8}, {0, 0, 800})));
   World* w = t.world.get();

@@ -4,6 +4,7 @@
 #include "server/game/world.h"
 
 #include <algorithm>
+#include <utility>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -89,6 +90,39 @@ void World::NoteWritten(EntityId id) {
   t_written.ids.push_back(id);
 }
 
+namespace {
+
+// The trigger volumes' boxes, in the map's order: one source for the grids Create builds and for
+// what CheckMap counts.
+struct TriggerBoxes {
+  std::vector<Bounds> teleporters, jump_pads;
+};
+
+TriggerBoxes TriggerBoxesOf(const maps::Map& map) {
+  TriggerBoxes t;
+  for (const auto& tp : map.teleporters) t.teleporters.push_back(tp.trigger);
+  for (const auto& pad : map.jump_pads) t.jump_pads.push_back(pad.trigger);
+  return t;
+}
+
+}  // namespace
+
+core::Status World::CheckMap(const maps::Map& map) {
+  if (core::Status playable = maps::CheckPlayable(map); !playable.ok()) return playable;
+  const TriggerBoxes triggers = TriggerBoxesOf(map);
+  for (const auto& [boxes, what] : {std::pair{&triggers.teleporters, "teleporters"},
+                                    std::pair{&triggers.jump_pads, "jump pads"}}) {
+    const uint64_t entries = collision::BrushGrid::CountEntries(*boxes);
+    if (entries > collision::BrushGrid::kMaxEntries) {
+      return core::Status::InvalidArgument(
+          map.path + ": too many " + what + " for their grid: " + std::to_string(boxes->size()) +
+          " of them cover " + std::to_string(entries) + " grid cells in all (at most " +
+          std::to_string(collision::BrushGrid::kMaxEntries) + ")");
+    }
+  }
+  return core::Status::OK();
+}
+
 core::Status World::Create(const maps::Map& map, const collision::CollisionWorld& collision,
                            const WorldConfig& config, std::unique_ptr<World>* out) {
   if (config.max_players < 1 || config.max_players > 4096) {
@@ -105,7 +139,7 @@ core::Status World::Create(const maps::Map& map, const collision::CollisionWorld
                                          std::to_string(areanode::kMinDepth) + ".." +
                                          std::to_string(areanode::kMaxDepth));
   }
-  if (core::Status playable = maps::CheckPlayable(map); !playable.ok()) return playable;
+  if (core::Status checked = CheckMap(map); !checked.ok()) return checked;
   core::Status tree_ok = areanode::AreanodeTree::CheckParams(map.bounds, config.areanode_depth, 1);
   if (!tree_ok.ok()) return tree_ok;
   std::unique_ptr<World> w(new World(collision, config));
@@ -138,6 +172,12 @@ core::Status World::Create(const maps::Map& map, const collision::CollisionWorld
     w->max_pad_speed_ = std::max(w->max_pad_speed_, Length(j.velocity));
     w->jump_pads_.push_back(std::move(v));
   }
+  const TriggerBoxes triggers = TriggerBoxesOf(map);
+  AS_CHECK(triggers.teleporters.size() == w->teleporters_.size() &&
+               triggers.jump_pads.size() == w->jump_pads_.size(),
+           "trigger grids and volumes disagree");
+  w->teleporter_grid_.Build(triggers.teleporters);
+  w->jump_pad_grid_.Build(triggers.jump_pads);
   w->hitscan_range_ = Length(map.bounds.Size()) + kHitscanRangeMargin;
   w->first_rocket_ = 1 + config.max_players;
   w->first_pickup_ = w->first_rocket_ + config.max_players * kRocketsPerPlayer;

@@ -45,6 +45,7 @@
 
 #include "maps/map.h"
 #include "server/areanode/areanode_tree.h"
+#include "server/collision/brush_grid.h"
 #include "server/collision/collision_world.h"
 #include "server/core/status.h"
 #include "server/game/entity.h"
@@ -75,6 +76,12 @@ using WriteHook = std::function<void(int object_id)>;
 
 class World {
  public:
+  // What Create refuses about `map` itself, checked before anything is built: no spawn points or
+  // no solid geometry (maps::CheckPlayable), or teleporters or jump pads whose grid would pass
+  // collision::BrushGrid::kMaxEntries (a volume counts once per cell it covers). The server and
+  // aftershock-mapcheck call it right after loading.
+  static core::Status CheckMap(const maps::Map& map);
+
   // Builds the initial state for `map`: pickups placed, no players. `collision` must be built
   // from the same map and outlive the World; `map` is copied where needed.
   static core::Status Create(const maps::Map& map, const collision::CollisionWorld& collision,
@@ -295,6 +302,10 @@ class World {
   std::vector<PickupSpot> pickups_;
   std::vector<TriggerVolume> teleporters_;
   std::vector<TriggerVolume> jump_pads_;
+  // The volumes' bounds in grids (id i is teleporters_[i], jump_pads_[i]): a command looks at
+  // the triggers near it, not at every one of the map's (up to maps::kMaxEntities).
+  collision::BrushGrid teleporter_grid_;
+  collision::BrushGrid jump_pad_grid_;
 
   // Per player id: nonzero if the player may be dead, so that the world phase reads only those
   // players' edicts, not every player's every tick (their lines belong to the command threads'

@@ -55,7 +55,7 @@ core::Status Server::Create(const ServerOptions& options, std::unique_ptr<Server
   std::unique_ptr<Server> sv(new Server(options));
   s = maps::LoadMap(options.map_path, &sv->map_);
   if (!s.ok()) return s;
-  s = maps::CheckPlayable(sv->map_);  // before the PVS build, which may take a while
+  s = game::World::CheckMap(sv->map_);  // before the PVS build, which may take a while
   if (!s.ok()) return s;
   s = collision::CollisionWorld::CheckMap(sv->map_);
   if (!s.ok()) return s;

@@ -16,6 +16,7 @@
 #include "maps/map_loader.h"
 #include "server/collision/brush_grid.h"
 #include "server/collision/collision_world.h"
+#include "server/game/world.h"
 #include "server/vis/pvs_cache.h"
 #include "server/vis/pvs_check.h"
 
@@ -198,7 +199,7 @@ int main(int argc, char** argv) {
       runs_ms.push_back(elapsed.count());
     }
     // What the server refuses after loading, before any of its slow steps.
-    if (s.ok()) s = maps::CheckPlayable(map);
+    if (s.ok()) s = game::World::CheckMap(map);
     if (s.ok()) s = collision::CollisionWorld::CheckMap(map);
     if (!s.ok()) {
       std::fprintf(stderr, "aftershock-mapcheck: %s\n", s.ToString().c_str());
