@@ -40,16 +40,33 @@ bool WillFire(const Edict& p, const UserCmd& cmd, int weapon) {
          p.attack_cooldown_ms - cmd.duration_ms <= 0 && HasAmmo(p, weapon);
 }
 
-// The ids (indices into the volumes' list) of the trigger volumes whose bounds meet `box`
-// (inclusive), ascending: the map's order, in which the rules take them.
-void VolumesMeeting(const collision::BrushGrid& grid, const Bounds& box,
-                    std::vector<uint32_t>* out) {
-  out->clear();
-  grid.Query(box, [out](uint32_t id) {
-    out->push_back(id);
+// Up to this many trigger volumes of a kind are scanned in a row; more are looked up in their
+// grid. A scan of a normal map's few is cheaper than a query: the grid's query cost 2% more
+// instructions per replayed command on dm_arena, with its four teleporters and four jump pads.
+constexpr size_t kTriggerScanMax = 32;
+
+// Calls visit(id) for the trigger volumes whose bounds meet `box` (inclusive), by ascending id
+// (index into `volumes`): the map's order, in which the rules take them. `visit` returns false to
+// stop. `grid` holds the volumes' bounds; `Volumes` is World's private vector of TriggerVolume.
+template <class Volumes, class Visit>
+void ForEachVolumeMeeting(const Volumes& volumes, const collision::BrushGrid& grid,
+                          const Bounds& box, Visit&& visit) {
+  if (volumes.size() <= kTriggerScanMax) {
+    for (size_t i = 0; i < volumes.size(); ++i) {
+      if (volumes[i].bounds.Intersects(box) && !visit(static_cast<uint32_t>(i))) return;
+    }
+    return;
+  }
+  static thread_local std::vector<uint32_t> ids;
+  ids.clear();
+  grid.Query(box, [](uint32_t id) {
+    ids.push_back(id);
     return true;
   });
-  std::sort(out->begin(), out->end());
+  std::sort(ids.begin(), ids.end());  // the grid lists them cell by cell
+  for (uint32_t id : ids) {
+    if (!visit(id)) return;
+  }
 }
 
 bool Touches(const Bounds& box, const std::vector<Bounds>& brushes) {
@@ -93,18 +110,17 @@ Region World::RegionOf(EntityId player, const UserCmd& cmd) const {
   const bool fire = WillFire(p, cmd, weapon);
   const float melee = (fire && weapon == kWeaponAxe) ? kMeleeRange : 0;
   r.move_box = core.Expanded(melee).Expanded(kMaxEntitySize);
-  static thread_local std::vector<uint32_t> near_teleporters;
-  VolumesMeeting(teleporter_grid_, core, &near_teleporters);
-  for (uint32_t i : near_teleporters) {
-    const TriggerVolume& tp = teleporters_[i];
+  ForEachVolumeMeeting(teleporters_, teleporter_grid_, core, [&](uint32_t i) {
     if (r.teleport_count == kMaxTeleportBoxes) {
       r.whole_map = true;
-      break;
+      return false;
     }
-    r.teleport_boxes[r.teleport_count++] = Bounds::At(tp.dest_origin, kPlayerMins, kPlayerMaxs)
+    r.teleport_boxes[r.teleport_count++] = Bounds::At(teleporters_[i].dest_origin, kPlayerMins,
+                                                      kPlayerMaxs)
                                                .Expanded(kTelefragMargin)
                                                .Expanded(kMaxEntitySize);
-  }
+    return true;
+  });
   if (!fire || (weapon != kWeaponRocketLauncher && weapon != kWeaponShotgun)) return r;
   // Every eye the player can have after the move: `core` holds every box it can occupy, so
   // its origin stays within `core` shrunk by the player's box.
@@ -209,7 +225,6 @@ bool World::RunMovement(EntityId player, const UserCmd& cmd) {
   static thread_local std::vector<EntityId> near;
   static thread_local ClipBoxes solids;
   static thread_local std::vector<EntityId> items;
-  static thread_local std::vector<uint32_t> triggers;
   const Edict& p = Get(player);
   // The memo's line may sit in another worker's cache: fetch it while the query runs.
   MapTraceMemo* memo = &map_trace_memos_[static_cast<size_t>(player)];
@@ -244,20 +259,18 @@ bool World::RunMovement(EntityId player, const UserCmd& cmd) {
     PlayerMove(clip, in, &s);
     const Bounds box = Bounds::At(s.origin, kPlayerMins, kPlayerMaxs);
     TouchItems(player, box, &items);
-    VolumesMeeting(jump_pad_grid_, box, &triggers);
-    for (uint32_t i : triggers) {
+    ForEachVolumeMeeting(jump_pads_, jump_pad_grid_, box, [&](uint32_t i) {
       if (Touches(box, jump_pads_[i].brushes)) {
         s.velocity = jump_pads_[i].velocity;
         s.on_ground = false;
       }
-    }
-    VolumesMeeting(teleporter_grid_, box, &triggers);
-    for (uint32_t i : triggers) {
-      if (Touches(box, teleporters_[i].brushes)) {
-        teleporter = &teleporters_[i];
-        break;
-      }
-    }
+      return true;
+    });
+    ForEachVolumeMeeting(teleporters_, teleporter_grid_, box, [&](uint32_t i) {
+      if (!Touches(box, teleporters_[i].brushes)) return true;
+      teleporter = &teleporters_[i];
+      return false;
+    });
   }
   Edict& m = Mut(player);
   m.origin = s.origin;

@@ -339,27 +339,39 @@ TEST_CASE("a teleporter moves the player and telefrags whoever stands there") {
   CHECK(w->Get(a).frags == 1);
 }
 
-// The volumes are found through a grid, which lists them cell by cell; the rules take them in
+// Many volumes are found through a grid, which lists them cell by cell; the rules take them in
 // the map's order all the same. Teleporter 0 reaches from y = 95 north, teleporter 1 from y = -100:
 // a player whose box straddles y = 95 touches both, and must go where teleporter 0 sends it,
 // wherever the grid's cell boundaries fall.
+// With 40 more teleporters far away, the volumes are looked up in their grid; with none, scanned.
+// The far row is shifted in 8-unit steps, so that some shift puts a grid cell boundary between
+// the two teleporters' edges under the player's box (the grid's cells are 64 units from the
+// volumes' lowest corner): then the grid lists teleporter 1 first.
 TEST_CASE("of two teleporters touched at once, the first in the map's order wins") {
+  const int far = GENERATE(0, 40);
+  INFO(far << " far teleporters");
   int both = 0;
-  for (float y = 70; y <= 120; y += 2) {
-    testing::TestMap m;
-    m.Teleporter({-48, 95, 0}, {48, 300, 64}, {1000, 0, kStandZ}, 90)
-        .Teleporter({-48, -100, 0}, {48, 300, 64}, {-1000, 0, kStandZ}, 90);
-    auto t = Arena(std::move(m));
-    World* w = t.world.get();
-    const EntityId a = testing::JoinOrDie(w, "a");
-    testing::Place(w, a, {0, y, kStandZ});
-    RunCmds(w, a, 1, CmdSpec{});
-    INFO("y " << y);
-    if (y + 16 >= 95) {  // the box reaches teleporter 0 too
-      ++both;
-      CHECK(w->Get(a).origin == Vec3{1000, 0, kStandZ});
-    } else {
-      CHECK(w->Get(a).origin == Vec3{-1000, 0, kStandZ});
+  for (int shift = 0; shift < (far > 0 ? 8 : 1); ++shift) {
+    for (float y = 70; y <= 120; y += 2) {
+      testing::TestMap m;
+      m.Teleporter({-48, 95, 0}, {48, 300, 64}, {1000, 0, kStandZ}, 90)
+          .Teleporter({-48, -100, 0}, {48, 300, 64}, {-1000, 0, kStandZ}, 90);
+      for (int i = 0; i < far; ++i) {
+        const float x = -900 + i * 16.0f, fy = -900 + shift * 8.0f;
+        m.Teleporter({x, fy, -500}, {x + 8, fy + 8, -492}, {0, 0, kStandZ});  // below the floor
+      }
+      auto t = Arena(std::move(m));
+      World* w = t.world.get();
+      const EntityId a = testing::JoinOrDie(w, "a");
+      testing::Place(w, a, {0, y, kStandZ});
+      RunCmds(w, a, 1, CmdSpec{});
+      INFO("shift " << shift << " y " << y);
+      if (y + 16 >= 95) {  // the box reaches teleporter 0 too
+        ++both;
+        CHECK(w->Get(a).origin == Vec3{1000, 0, kStandZ});
+      } else {
+        CHECK(w->Get(a).origin == Vec3{-1000, 0, kStandZ});
+      }
     }
   }
   CHECK(both > 10);
