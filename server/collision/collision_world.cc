@@ -200,8 +200,7 @@ Trace World::TraceBox(const Vec3& start, const Vec3& end, const Vec3& mins,
   }
   AS_CHECK(mins.x <= maxs.x && mins.y <= maxs.y && mins.z <= maxs.z, "hull mins > maxs");
   const Sweep sweep{start, end, mins, maxs};
-  Bounds swept = Bounds::At(start, mins, maxs);
-  swept.Add(Bounds::At(end, mins, maxs));
+  const Bounds swept = SweptBox(start, end, mins, maxs);
   if (mins == Vec3{} && maxs == Vec3{}) {
     TraceRay(sweep, swept, &trace);
   } else {

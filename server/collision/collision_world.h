@@ -48,6 +48,15 @@ struct Trace {
   bool hit() const { return fraction < 1.0f; }
 };
 
+// The box a sweep of the hull [mins, maxs] from `start` to `end` passes through: the hull at start
+// and at end. TraceBox clips only brushes whose bounds meet it, so a caller that asks whether a
+// sweep can meet a brush (ClearBoxAround) must compute it with this function too.
+inline Bounds SweptBox(const Vec3& start, const Vec3& end, const Vec3& mins, const Vec3& maxs) {
+  Bounds swept = Bounds::At(start, mins, maxs);
+  swept.Add(Bounds::At(end, mins, maxs));
+  return swept;
+}
+
 enum class Narrowphase {
   kBrushPlanes,  // exact plane clipping against brush + bevel planes (default, fastest)
   // Bullet GJK cast (btSubsimplexConvexCast) of a btBoxShape vs a btConvexHullShape per brush.

@@ -243,8 +243,7 @@ TEST_CASE("a clear box holds the box asked around, within the growth, and meets 
     const std::vector<testing::Query> queries = testing::RandomQueries(map, seed, 3000);
     for (size_t i = 0; i < queries.size(); ++i) {
       const testing::Query& q = queries[i];
-      Bounds inner = Bounds::At(q.start, q.mins, q.maxs);
-      inner.Add(Bounds::At(q.end, q.mins, q.maxs));
+      const Bounds inner = SweptBox(q.start, q.end, q.mins, q.maxs);
       const float g = grows[i % 4];
       const Vec3 grow{g, g, g};
       bool meets = false;

@@ -42,7 +42,8 @@ bool WillFire(const Edict& p, const UserCmd& cmd, int weapon) {
 
 // Up to this many trigger volumes of a kind are scanned in a row; more are looked up in their
 // grid. A scan of a normal map's few is cheaper than a query: the grid's query cost 2% more
-// instructions per replayed command on dm_arena, with its four teleporters and four jump pads.
+// instructions per replayed command on dm_arena, with its four teleporters and four jump pads
+// (docs/game.md, "Movement").
 constexpr size_t kTriggerScanMax = 32;
 
 // Calls visit(id) for the trigger volumes whose bounds meet `box` (inclusive), by ascending id

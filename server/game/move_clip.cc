@@ -60,10 +60,9 @@ bool SweepBoxVsBox(Vec3 start, Vec3 end, Vec3 mins, Vec3 maxs, const Bounds& tar
 
 collision::Trace MoveClipper::MapTrace(Vec3 start, Vec3 end, Vec3 mins, Vec3 maxs) const {
   if (memo_ == nullptr) return world_.TraceBox(start, end, mins, maxs);
-  // TraceBox's own swept box, computed the same way. With a non-finite sweep it holds a NaN or
-  // an infinity, which no clear box contains.
-  Bounds swept = Bounds::At(start, mins, maxs);
-  swept.Add(Bounds::At(end, mins, maxs));
+  // TraceBox's own swept box. With a non-finite sweep it holds a NaN or an infinity, which no
+  // clear box contains.
+  const Bounds swept = collision::SweptBox(start, end, mins, maxs);
   if (memo_->clear.Contains(swept)) {
     collision::Trace clear;  // what TraceBox returns when it clips no brush
     clear.end = end;

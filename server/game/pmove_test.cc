@@ -234,8 +234,7 @@ TEST_CASE("a trace through the memo's clear box is the plain trace, bit for bit"
       Vec3 d = Normalize(Vec3{dir(rng), dir(rng), 0.3f * dir(rng)});
       if (step % 5 == 0) d = Vec3{0, 0, step % 10 == 0 ? 1.0f : -1.0f};  // stair lifts and drops
       const Vec3 end = origin + d * length;
-      Bounds swept = Bounds::At(origin, kPlayerMins, kPlayerMaxs);
-      swept.Add(Bounds::At(end, kPlayerMins, kPlayerMaxs));
+      const Bounds swept = collision::SweptBox(origin, end, kPlayerMins, kPlayerMaxs);
       if (memo.clear.Contains(swept)) ++skipped;
       const MoveTrace want = plain.Trace(origin, end, kPlayerMins, kPlayerMaxs);
       const MoveTrace got = memoized.Trace(origin, end, kPlayerMins, kPlayerMaxs);

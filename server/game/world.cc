@@ -4,10 +4,10 @@
 #include "server/game/world.h"
 
 #include <algorithm>
-#include <utility>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <utility>
 
 #include "maps/map_loader.h"
 #include "server/core/check.h"
