@@ -99,7 +99,7 @@ core::Status Replay::BuildWorld() {
   vis::PvsCacheReport pvs_report;
   s = vis::LoadOrBuildPvs(map_, *collision_, params,
                           ResolveVisCacheDir(options_.vis_cache_dir, /*fallback=*/""), &pvs_,
-                          &pvs_report);
+                          &pvs_report, LogVisibilityProgress());
   if (!s.ok()) return s;
   spdlog::info("visibility: {} in {:.2f} s", pvs_report.loaded ? "loaded" : "built",
                pvs_report.load_s);

@@ -139,7 +139,8 @@ core::Status Server::LoadVisibility() {
   const std::string dir = VisCacheDir(options_);
   vis::PvsParams params;
   params.range_units = std::max(options_.interest_radius, 64.0f);
-  core::Status s = vis::LoadOrBuildPvs(map_, *collision_, params, dir, &pvs_, &pvs_report_);
+  core::Status s = vis::LoadOrBuildPvs(map_, *collision_, params, dir, &pvs_, &pvs_report_,
+                                       LogVisibilityProgress());
   if (!s.ok()) return s;
   if (!pvs_report_.rejected.empty()) {
     spdlog::warn("visibility cache rejected, rebuilt: {}", pvs_report_.rejected);

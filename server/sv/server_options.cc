@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cxxopts.hpp>
+#include <spdlog/spdlog.h>
 #include <thread>
 #include <vector>
 
@@ -73,6 +74,14 @@ std::string ResolveVisCacheDir(const std::string& flag, const std::string& fallb
   const char* home = std::getenv("HOME");
   if (home != nullptr && *home != '\0') return std::string(home) + "/.cache/aftershock/vis";
   return fallback;
+}
+
+vis::PvsProgressReporter LogVisibilityProgress() {
+  vis::PvsProgressReporter progress;
+  progress.fn = [](const vis::PvsProgress& p) {
+    spdlog::info("visibility: {}", vis::DescribeProgress(p));
+  };
+  return progress;
 }
 
 int WorkerForSlot(Assignment assign, int slot, int threads, int max_players) {

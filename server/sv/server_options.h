@@ -11,6 +11,7 @@
 #include "recovery/log_writer.h"
 #include "server/core/status.h"
 #include "server/protocol/protocol_format.h"
+#include "server/vis/pvs_build.h"
 
 namespace sv {
 
@@ -110,6 +111,9 @@ int DefaultAreanodeDepth(Assignment assign);
 // cache as XDG says (shared by every server of one map), or `fallback` on a machine without a
 // home; anything else is that directory.
 std::string ResolveVisCacheDir(const std::string& flag, const std::string& fallback);
+// Logs a PVS build's progress (vis::DescribeProgress) at info, every 10 s: a server or replay
+// whose map is not in the cache starts only after the build.
+vis::PvsProgressReporter LogVisibilityProgress();
 // The worker thread whose port serves session slot `slot` (0 <= slot < max_players) under
 // `assign` (locality: the round-robin assignment's, so the reply work is even at any number of
 // players; the commands may then run on another thread).

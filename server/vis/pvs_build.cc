@@ -16,7 +16,9 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <functional>
+#include <mutex>
 #include <thread>
 
 #include "server/core/hash.h"
@@ -290,8 +292,77 @@ PvsGrid ChooseGrid(const core::Bounds& world, const PvsParams& params) {
   }
 }
 
+namespace {
+
+// PvsProgressReporter's calls during pass 2: the first at Start, then from Traced, which the
+// build's threads call after each chunk of rows.
+class ProgressCalls {
+ public:
+  ProgressCalls(const PvsProgressReporter& reporter, std::chrono::steady_clock::time_point t0,
+                int rows)
+      : reporter_(reporter), t0_(t0), rows_(rows) {}
+
+  void Start() {
+    std::lock_guard<std::mutex> lock(mu_);
+    Call(0);
+  }
+
+  // `n` more rows decided. The thread that decides the last row tells it; the others tell the
+  // count so far when `every_s` has passed and no other thread is telling. The count is read
+  // under the lock, so the calls see it grow, and a call that would see every row leaves it to
+  // that thread, so the last call is the one with every row.
+  void Traced(int n) {
+    const bool last = traced_.fetch_add(n, std::memory_order_relaxed) + n == rows_;
+    if (!reporter_.fn) return;
+    if (last) {
+      std::lock_guard<std::mutex> lock(mu_);
+      Call(rows_);
+      return;
+    }
+    std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
+    if (!lock.owns_lock() || Seconds() - last_s_ < reporter_.every_s) return;
+    const int done = traced_.load(std::memory_order_relaxed);
+    if (done < rows_) Call(done);
+  }
+
+ private:
+  double Seconds() const {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+  }
+  void Call(int done) {  // under mu_
+    if (!reporter_.fn) return;
+    last_s_ = Seconds();
+    reporter_.fn(PvsProgress{done, rows_, last_s_});
+  }
+
+  const PvsProgressReporter& reporter_;
+  const std::chrono::steady_clock::time_point t0_;
+  const int rows_;
+  std::atomic<int> traced_{0};
+  std::mutex mu_;
+  double last_s_ = 0;  // under mu_
+};
+
+}  // namespace
+
+std::string DescribeProgress(const PvsProgress& p) {
+  char text[160];
+  if (p.rows_traced == 0) {
+    std::snprintf(text, sizeof text, "not cached: building, %d rows to trace", p.rows);
+  } else if (p.rows_traced < p.rows) {
+    // The rows decided so far at the rate so far; the first ones wait for the passes before.
+    const double left = p.elapsed_s * (p.rows - p.rows_traced) / p.rows_traced;
+    std::snprintf(text, sizeof text, "%d of %d rows traced in %.0f s, about %.0f s left",
+                  p.rows_traced, p.rows, p.elapsed_s, left);
+  } else {
+    std::snprintf(text, sizeof text, "all %d rows traced in %.1f s", p.rows, p.elapsed_s);
+  }
+  return text;
+}
+
 core::Status BuildPvs(const maps::Map& map, const collision::CollisionWorld& collision,
-                      const PvsParams& params, Pvs* out, PvsBuildStats* stats) {
+                      const PvsParams& params, Pvs* out, PvsBuildStats* stats,
+                      const PvsProgressReporter& progress) {
   core::Status s = CheckParams(params);
   if (!s.ok()) return s;
   if (map.bounds.IsEmpty()) {
@@ -335,10 +406,18 @@ core::Status BuildPvs(const maps::Map& map, const collision::CollisionWorld& col
     std::swap(w.ray_order[k], w.ray_order[1 + shuffle % k]);
   }
 
-  ParallelFor(cells, threads, [&w](int begin, int end) {
+  int rows = 0;
+  for (int c = 0; c < cells; ++c) rows += w.row_offset[c] != Pvs::kNoRow;
+  ProgressCalls calls(progress, t0, rows);
+  calls.Start();
+  ParallelFor(cells, threads, [&w, &calls](int begin, int end) {
+    int traced = 0;
     for (int c = begin; c < end; ++c) {
-      if (w.row_offset[c] != Pvs::kNoRow) TraceRow(&w, c);
+      if (w.row_offset[c] == Pvs::kNoRow) continue;
+      TraceRow(&w, c);
+      ++traced;
     }
+    if (traced > 0) calls.Traced(traced);
   });
   MirrorRows(&w);
   const std::vector<uint64_t> mirrored = w.words;

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string>
 
 #include "maps/map.h"
 #include "server/collision/collision_world.h"
@@ -34,10 +36,34 @@ struct PvsBuildStats {
   double visible_fraction = 0;
 };
 
+// How far a build has come. Counted in the line-of-sight pass (pass 2), which takes nearly all
+// of a slow build's time: one row per open cell.
+struct PvsProgress {
+  int rows_traced = 0;   // rows decided so far
+  int rows = 0;          // rows the pass decides (open cells)
+  double elapsed_s = 0;  // since BuildPvs began
+};
+
+// Told how a build goes, so that a start-up that takes minutes says where it is. Called on one
+// of the build's threads, one call at a time and never after BuildPvs returns: once as the pass
+// starts (rows_traced 0), after a chunk of rows whenever `every_s` seconds have passed since the
+// last call (every chunk for 0), and once as the last row is decided (rows_traced == rows). It
+// does not change a bit of the set.
+struct PvsProgressReporter {
+  std::function<void(const PvsProgress&)> fn;  // empty: not told
+  double every_s = 10;
+};
+
+// One line for an operator: as the pass starts, "not cached: building, N rows to trace";
+// then "R of N rows traced in T s, about L s left" (the rate so far); at the end, the rows
+// traced and the time.
+std::string DescribeProgress(const PvsProgress& p);
+
 // Builds the set for `map` (whose solid brushes `collision` was built from). InvalidArgument for
 // a map without solid geometry or parameters out of range.
 core::Status BuildPvs(const maps::Map& map, const collision::CollisionWorld& collision,
-                      const PvsParams& params, Pvs* out, PvsBuildStats* stats);
+                      const PvsParams& params, Pvs* out, PvsBuildStats* stats,
+                      const PvsProgressReporter& progress = {});
 
 // The grid BuildPvs would use for these bounds and parameters (exposed for tests and tools).
 PvsGrid ChooseGrid(const core::Bounds& world, const PvsParams& params);

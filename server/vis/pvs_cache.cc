@@ -162,7 +162,7 @@ core::Status ParsePvs(const std::string& bytes, uint64_t key, Pvs* out, PvsBuild
 
 core::Status LoadOrBuildPvs(const maps::Map& map, const collision::CollisionWorld& collision,
                             const PvsParams& params, const std::string& cache_dir, Pvs* out,
-                            PvsCacheReport* report) {
+                            PvsCacheReport* report, const PvsProgressReporter& progress) {
   const auto t0 = std::chrono::steady_clock::now();
   *report = PvsCacheReport{};
   std::string map_bytes;
@@ -184,7 +184,7 @@ core::Status LoadOrBuildPvs(const maps::Map& map, const collision::CollisionWorl
       report->rejected = report->path + ": " + s.ToString();
     }
   }
-  s = BuildPvs(map, collision, params, out, &report->stats);
+  s = BuildPvs(map, collision, params, out, &report->stats, progress);
   if (!s.ok()) return s;
   if (!cache_dir.empty()) {
     std::error_code ec;

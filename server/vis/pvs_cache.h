@@ -36,9 +36,10 @@ core::Status ParsePvs(const std::string& bytes, uint64_t key, Pvs* out, PvsBuild
 // writes it (atomically) for next time. An unreadable or damaged file is reported in
 // report->rejected and replaced; a failed save is reported in report->save_error and is not an
 // error (the set is still built). cache_dir "" turns the cache off. Errors: the map file cannot
-// be read, or BuildPvs failed.
+// be read, or BuildPvs failed. `progress` is passed to BuildPvs: it is called only if the set is
+// built.
 core::Status LoadOrBuildPvs(const maps::Map& map, const collision::CollisionWorld& collision,
                             const PvsParams& params, const std::string& cache_dir, Pvs* out,
-                            PvsCacheReport* report);
+                            PvsCacheReport* report, const PvsProgressReporter& progress = {});
 
 }  // namespace vis

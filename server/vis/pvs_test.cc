@@ -90,6 +90,61 @@ TEST_CASE("a cell sees itself, and the set does not depend on the thread count")
   for (int c = 0; c < a.grid().cell_count(); ++c) CHECK(a.Sees(c, c));
 }
 
+TEST_CASE("a build says how far it has come, from none to every row, and its set is the same") {
+  Loaded l = Load("maps/dm_small.map");
+  vis::PvsParams params;
+  params.threads = 2;
+  std::vector<vis::PvsProgress> calls;
+  vis::PvsProgressReporter progress;
+  progress.every_s = 0;  // after every chunk of rows
+  progress.fn = [&calls](const vis::PvsProgress& p) { calls.push_back(p); };
+  vis::Pvs told, quiet;
+  vis::PvsBuildStats stats;
+  REQUIRE(vis::BuildPvs(l.map, *l.collision, params, &told, &stats, progress).ok());
+  REQUIRE(vis::BuildPvs(l.map, *l.collision, params, &quiet, nullptr).ok());
+  CHECK(told.words() == quiet.words());
+  CHECK(told.row_offsets() == quiet.row_offsets());
+
+  REQUIRE(calls.size() >= 3);  // the start, at least one chunk before the last, the last
+  const int rows = calls.front().rows;
+  CHECK(rows == stats.open_cells);  // a row per open cell
+  CHECK(calls.front().rows_traced == 0);
+  CHECK(calls.back().rows_traced == rows);
+  for (size_t i = 1; i < calls.size(); ++i) {
+    INFO("call " << i);
+    CHECK(calls[i].rows == rows);
+    CHECK(calls[i].rows_traced > calls[i - 1].rows_traced);
+    CHECK(calls[i].elapsed_s >= calls[i - 1].elapsed_s);
+    if (i + 1 < calls.size()) CHECK(calls[i].rows_traced < rows);  // only the last has them all
+  }
+  CHECK(vis::DescribeProgress(calls.front()) ==
+        "not cached: building, " + std::to_string(rows) + " rows to trace");
+  CHECK_THAT(vis::DescribeProgress(calls[1]),
+             Catch::Matches(R"(\d+ of \d+ rows traced in \d+ s, about \d+ s left)"));
+  CHECK_THAT(vis::DescribeProgress(calls.back()),
+             Catch::StartsWith("all " + std::to_string(rows) + " rows traced in "));
+}
+
+TEST_CASE("a set loaded from the cache is not built, so nothing is told") {
+  Loaded l = Load("maps/dm_small.map");
+  TempDir cache;
+  int calls = 0;
+  vis::PvsProgressReporter progress;
+  progress.every_s = 0;
+  progress.fn = [&calls](const vis::PvsProgress&) { ++calls; };
+  vis::Pvs pvs;
+  vis::PvsCacheReport report;
+  REQUIRE(vis::LoadOrBuildPvs(l.map, *l.collision, {}, cache.path.string(), &pvs, &report,
+                              progress).ok());
+  CHECK(!report.loaded);
+  const int built = calls;
+  CHECK(built >= 2);
+  REQUIRE(vis::LoadOrBuildPvs(l.map, *l.collision, {}, cache.path.string(), &pvs, &report,
+                              progress).ok());
+  CHECK(report.loaded);
+  CHECK(calls == built);
+}
+
 TEST_CASE("points further apart than the range are never potentially visible") {
   Loaded l = Load("maps/dm_arena.map");
   vis::PvsParams p;

@@ -175,6 +175,25 @@ TEST_CASE("start-up logs the map, the collision and the visibility steps in orde
   }
 }
 
+TEST_CASE("a start-up that builds the visibility says so, and says when every row is traced") {
+  const testing_util::ScratchDir scratch("aftershock_binary_test");
+  const std::string err = scratch.Path("server.err");
+  Subprocess server({AS_SERVER_BIN, "--bind", "192.0.2.1", "--port", "0", "--data-dir", "",
+                     "--vis-cache", "none", "--map", "maps/dm_small.map"},
+                    "/dev/null", err);
+  CHECK(server.Wait(60) == 1);
+  const std::string log = ReadFile(err);
+  INFO(log);
+  size_t at = 0;
+  for (const std::string line : {"visibility next", "visibility: not cached: building, ",
+                                 " rows to trace", "visibility: all ", " rows traced in ",
+                                 "visibility: built in "}) {
+    const size_t found = log.find(line, at);
+    CHECK(found != std::string::npos);
+    if (found != std::string::npos) at = found;
+  }
+}
+
 TEST_CASE("a bad --recovery-check value exits 2 with an error naming the flag") {
   const testing_util::ScratchDir scratch("aftershock_binary_test");
   const std::string err = scratch.Path("server.err");

@@ -103,7 +103,14 @@ bool PrintVis(const maps::Map& map, const VisOptions& o) {
   auto collision = collision::CollisionWorld::Build(map);
   vis::Pvs pvs;
   vis::PvsCacheReport report;
-  const core::Status s = vis::LoadOrBuildPvs(map, *collision, o.params, o.cache_dir, &pvs, &report);
+  // To stderr, so that stdout stays the report.
+  vis::PvsProgressReporter progress;
+  progress.fn = [&map](const vis::PvsProgress& p) {
+    std::fprintf(stderr, "aftershock-mapcheck: %s: pvs: %s\n", map.path.c_str(),
+                 vis::DescribeProgress(p).c_str());
+  };
+  const core::Status s =
+      vis::LoadOrBuildPvs(map, *collision, o.params, o.cache_dir, &pvs, &report, progress);
   if (!s.ok()) {
     std::fprintf(stderr, "aftershock-mapcheck: %s: pvs: %s\n", map.path.c_str(), s.ToString().c_str());
     return false;
