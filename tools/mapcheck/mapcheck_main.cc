@@ -151,7 +151,7 @@ int main(int argc, char** argv) {
       "repeat", "load each file N times; report the median and fastest time",
       cxxopts::value<int>()->default_value("1"))(
       "vis", "also build the PVS and report it")(
-      "vis-cache", "with --vis: load/save the PVS in this directory", cxxopts::value<std::string>()->default_value(""))(
+      "vis-cache", "with --vis: load/save the PVS in this directory (none or empty: no cache, as the server's --vis-cache none)", cxxopts::value<std::string>()->default_value("none"))(
       "vis-range", "with --vis: interest radius the PVS serves, units", cxxopts::value<float>()->default_value("2048"))(
       "vis-check", "with --vis: compare with exact line of sight on N random pairs", cxxopts::value<int>()->default_value("0"))(
       "vis-rays", "with --vis: segments tried per cell pair", cxxopts::value<int>()->default_value("12"))(
@@ -173,6 +173,8 @@ int main(int argc, char** argv) {
     repeat = args["repeat"].as<int>();
     vis_options.on = args.count("vis") > 0;
     vis_options.cache_dir = args["vis-cache"].as<std::string>();
+    // As the server's flag: no cache, not a directory named "none".
+    if (vis_options.cache_dir == "none") vis_options.cache_dir.clear();
     vis_options.params.range_units = args["vis-range"].as<float>();
     vis_options.params.threads = args["threads"].as<int>();
     vis_options.params.rays_per_pair = args["vis-rays"].as<int>();
