@@ -18,10 +18,11 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
-#include <mutex>
 #include <thread>
 
 #include "server/core/hash.h"
+#include "server/core/mutex.h"
+#include "server/core/thread_annotations.h"
 #include "server/vis/inside.h"
 #include "server/vis/pvs_format.h"
 
@@ -302,8 +303,8 @@ class ProgressCalls {
                 int rows)
       : reporter_(reporter), t0_(t0), rows_(rows) {}
 
-  void Start() {
-    std::lock_guard<std::mutex> lock(mu_);
+  void Start() EXCLUDES(mu_) {
+    core::MutexLock lock(&mu_);
     Call(0);
   }
 
@@ -311,25 +312,25 @@ class ProgressCalls {
   // count so far when `every_s` has passed and no other thread is telling. The count is read
   // under the lock, so the calls see it grow, and a call that would see every row leaves it to
   // that thread, so the last call is the one with every row.
-  void Traced(int n) {
+  void Traced(int n) EXCLUDES(mu_) {
     const bool last = traced_.fetch_add(n, std::memory_order_relaxed) + n == rows_;
     if (!reporter_.fn) return;
     if (last) {
-      std::lock_guard<std::mutex> lock(mu_);
+      core::MutexLock lock(&mu_);
       Call(rows_);
       return;
     }
-    std::unique_lock<std::mutex> lock(mu_, std::try_to_lock);
-    if (!lock.owns_lock() || Seconds() - last_s_ < reporter_.every_s) return;
+    if (!mu_.TryLock()) return;
     const int done = traced_.load(std::memory_order_relaxed);
-    if (done < rows_) Call(done);
+    if (Seconds() - last_s_ >= reporter_.every_s && done < rows_) Call(done);
+    mu_.Unlock();
   }
 
  private:
   double Seconds() const {
     return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
   }
-  void Call(int done) {  // under mu_
+  void Call(int done) REQUIRES(mu_) {
     if (!reporter_.fn) return;
     last_s_ = Seconds();
     reporter_.fn(PvsProgress{done, rows_, last_s_});
@@ -339,8 +340,8 @@ class ProgressCalls {
   const std::chrono::steady_clock::time_point t0_;
   const int rows_;
   std::atomic<int> traced_{0};
-  std::mutex mu_;
-  double last_s_ = 0;  // under mu_
+  core::Mutex mu_;
+  double last_s_ GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace
