@@ -209,7 +209,7 @@ Trace World::TraceBox(const Vec3& start, const Vec3& end, const Vec3& mins,
       return !trace.all_solid;
     });
   }
-  trace.end = trace.fraction == 1.0f ? end : start + (end - start) * trace.fraction;
+  trace.end = TraceEnd(start, end, trace.fraction);
   return trace;
 }
 

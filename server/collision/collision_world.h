@@ -57,6 +57,13 @@ inline Bounds SweptBox(const Vec3& start, const Vec3& end, const Vec3& mins, con
   return swept;
 }
 
+// Where a finite sweep from `start` to `end` stops at `fraction`: TraceBox's Trace::end. A caller
+// that rebuilds a trace from a kept fraction (the ground probe's memo) computes it with this
+// function too, so that the two agree bit for bit.
+inline Vec3 TraceEnd(const Vec3& start, const Vec3& end, float fraction) {
+  return fraction == 1.0f ? end : start + (end - start) * fraction;
+}
+
 enum class Narrowphase {
   kBrushPlanes,  // exact plane clipping against brush + bevel planes (default, fastest)
   // Bullet GJK cast (btSubsimplexConvexCast) of a btBoxShape vs a btConvexHullShape per brush.

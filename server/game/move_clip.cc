@@ -105,7 +105,7 @@ MoveTrace MoveClipper::ProbeGround(Vec3 origin) const {
   map.normal = m.probe_normal;
   map.start_solid = m.probe_start_solid;
   map.all_solid = m.probe_all_solid;
-  map.end = map.fraction == 1.0f ? end : origin + (end - origin) * map.fraction;  // as TraceBox
+  map.end = collision::TraceEnd(origin, end, map.fraction);
   return ClipToEntities(map, origin, end, kPlayerMins, kPlayerMaxs);
 }
 

@@ -61,7 +61,7 @@ uint64_t ThisThreadMoveTraces();
 // only by the thread running that player's command, so a line of its own.
 struct alignas(64) MapTraceMemo {
   // The last ground probe: its origin (compared bit for bit) and the map's trace from there;
-  // the trace's end is recomputed from `probe_fraction`, as TraceBox computes it.
+  // the trace's end is recomputed from `probe_fraction` by collision::TraceEnd, as TraceBox's.
   Vec3 probe_origin;
   float probe_fraction = 1.0f;
   Vec3 probe_normal;
