@@ -54,7 +54,8 @@ core::Status Server::Create(const ServerOptions& options, std::unique_ptr<Server
   if (!s.ok()) return s;
   std::unique_ptr<Server> sv(new Server(options));
   // Each slow step of the start-up says when it begins or ends: on a large map (thousands of
-  // many-sided brushes) they take minutes together, and the PVS build logs only at its end.
+  // many-sided brushes) they take minutes together. The PVS build also logs how far it has come
+  // (LoadVisibility).
   auto started = std::chrono::steady_clock::now();
   spdlog::info("loading map {}", options.map_path);
   s = maps::LoadMap(options.map_path, &sv->map_);

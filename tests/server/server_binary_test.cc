@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <thread>
@@ -85,6 +86,17 @@ void CheckStats(const svtest::Json& j, int threads) {
   for (const char* k : {"mean", "p50", "p99", "max"}) CHECK(j["frame_ms"].Has(k));
   for (const char* k : {"leaves_per_request", "relock_pct", "shared_leaves_pct"}) CHECK(j["lock"].Has(k));
   CHECK(j["frames"].number > 0);
+}
+
+// Checks that each of `parts` occurs in `log`, each at or after where the one before it was found.
+void CheckInOrder(const std::string& log, std::initializer_list<const char*> parts) {
+  size_t at = 0;
+  for (const std::string part : parts) {
+    INFO("looking for: " << part);
+    const size_t found = log.find(part, at);
+    CHECK(found != std::string::npos);
+    if (found != std::string::npos) at = found;
+  }
 }
 
 }  // namespace
@@ -165,14 +177,9 @@ TEST_CASE("start-up logs the map, the collision and the visibility steps in orde
   CHECK(server.Wait(60) == 1);
   const std::string log = ReadFile(err);
   INFO(log);
-  size_t at = 0;
-  for (const std::string line :
-       {"loading map maps/dm_arena.map", "map loaded in ", "233 brushes, 18 spawn points",
-        "collision built in ", "224 solid brushes; visibility next", "visibility: "}) {
-    const size_t found = log.find(line, at);
-    CHECK(found != std::string::npos);
-    if (found != std::string::npos) at = found;
-  }
+  CheckInOrder(log, {"loading map maps/dm_arena.map", "map loaded in ",
+                     "233 brushes, 18 spawn points", "collision built in ",
+                     "224 solid brushes; visibility next", "visibility: "});
 }
 
 TEST_CASE("a start-up that builds the visibility says so, and says when every row is traced") {
@@ -184,14 +191,8 @@ TEST_CASE("a start-up that builds the visibility says so, and says when every ro
   CHECK(server.Wait(60) == 1);
   const std::string log = ReadFile(err);
   INFO(log);
-  size_t at = 0;
-  for (const std::string line : {"visibility next", "visibility: not cached: building, ",
-                                 " rows to trace", "visibility: all ", " rows traced in ",
-                                 "visibility: built in "}) {
-    const size_t found = log.find(line, at);
-    CHECK(found != std::string::npos);
-    if (found != std::string::npos) at = found;
-  }
+  CheckInOrder(log, {"visibility next", "visibility: not cached: building, ", " rows to trace",
+                     "visibility: all ", " rows traced in ", "visibility: built in "});
 }
 
 TEST_CASE("a bad --recovery-check value exits 2 with an error naming the flag") {
