@@ -28,10 +28,13 @@ void ClipSweepToBrush(const Sweep& sweep, const maps::Plane* planes, int num_pla
       if (f > enter) {
         enter = f;
         clip = &p;
+        // No later plane can bring the entry back before the exit or the trace's fraction.
+        if (enter >= leave || enter >= trace->fraction) return;
       }
     } else if (d2 > 0) {
       // Leaving through this plane (conservatively early by kDistEpsilon).
       leave = std::min(leave, (d1 + kDistEpsilon) / (d1 - d2));
+      if (enter >= leave) return;  // leave stays above -1: only after a plane was entered
     }
   }
   if (!start_out) {

@@ -23,6 +23,13 @@ inline float BoxPlaneOffset(Vec3 n, Vec3 mins, Vec3 maxs) {
 // Clips `sweep` against the brush bounded by planes[0..num_planes) (brush index `brush_index`),
 // lowering trace->fraction (and setting normal/brush) if the box enters the brush earlier, or
 // setting start_solid/all_solid. trace->end is left for the caller to compute.
+//
+// Each plane narrows the sweep's way into the brush on its own: the entry can only move later
+// and the exit earlier, and a plane the sweep starts outside of rules out start_solid. So:
+// - the clip stops at the first plane after which the entry is at or past the exit or past
+//   trace->fraction, with the trace as the whole loop would leave it (untouched);
+// - any subset of a brush's planes that leaves a fresh Trace clear (neither hit() nor
+//   start_solid) proves that the whole set leaves it clear too.
 void ClipSweepToBrush(const Sweep& sweep, const maps::Plane* planes, int num_planes,
                       int brush_index, Trace* trace);
 

@@ -2,16 +2,10 @@
 // search it replaced, every pair of planes against every vertex: the same planes, in the same
 // order, bit for bit, on every brush of every map we ship, on random brushes and on near-spheres
 // of 64 and 256 faces (the audit's hostile brushes, where the pair search took ~20 ms a brush).
-#include <unistd.h>
-
 #include <catch2/catch.hpp>
 #include <cmath>
-#include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <limits>
-#include <string>
 #include <vector>
 
 #include "maps/map_loader.h"
@@ -104,38 +98,6 @@ void CheckSamePlanes(const maps::Brush& brush) {
   }
 }
 
-// A map of one near-sphere brush: `faces` planes tangent to a sphere of radius 256 at
-// Fibonacci points (the audit's generator), each written as three points.
-std::string SphereMap(int faces) {
-  std::string text = "{\n\"classname\" \"worldspawn\"\n{\n";
-  const double golden = M_PI * (3 - std::sqrt(5.0));
-  for (int i = 0; i < faces; ++i) {
-    const double z = 1 - 2 * (i + 0.5) / faces, r = std::sqrt(1 - z * z), t = golden * i;
-    const double n[3] = {r * std::cos(t), r * std::sin(t), z};
-    const double a[3] = {std::fabs(n[0]) < 0.9 ? 1.0 : 0.0, std::fabs(n[0]) < 0.9 ? 0.0 : 1.0, 0};
-    double u[3] = {n[1] * a[2] - n[2] * a[1], n[2] * a[0] - n[0] * a[2],
-                   n[0] * a[1] - n[1] * a[0]};
-    const double ul = std::sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
-    for (double& c : u) c /= ul;
-    const double v[3] = {n[1] * u[2] - n[2] * u[1], n[2] * u[0] - n[0] * u[2],
-                         n[0] * u[1] - n[1] * u[0]};
-    double p[3][3];
-    const double coef[3][2] = {{0, 0}, {1, 0}, {0, 1}};
-    for (int k = 0; k < 3; ++k) {
-      for (int j = 0; j < 3; ++j) {
-        p[k][j] = 256 * n[j] + 64 * (coef[k][0] * u[j] + coef[k][1] * v[j]);
-      }
-    }
-    char line[256];
-    std::snprintf(line, sizeof line,
-                  "( %.2f %.2f %.2f ) ( %.2f %.2f %.2f ) ( %.2f %.2f %.2f ) t 0 0 0 1 1\n",
-                  p[1][0], p[1][1], p[1][2] + 512, p[0][0], p[0][1], p[0][2] + 512, p[2][0],
-                  p[2][1], p[2][2] + 512);
-    text += line;
-  }
-  return text + "}\n}\n";
-}
-
 }  // namespace
 
 TEST_CASE("clip planes: every brush of every shipped map gets the pair search's planes") {
@@ -158,16 +120,10 @@ TEST_CASE("clip planes: random brushes get the pair search's planes") {
 }
 
 TEST_CASE("clip planes: near-spheres of many faces get the pair search's planes") {
-  const std::filesystem::path dir = std::filesystem::temp_directory_path();
   for (int faces : {64, 256}) {
     INFO(faces << " faces");
-    const std::filesystem::path path = dir / ("aftershock_sphere_" + std::to_string(::getpid()) +
-                                              "_" + std::to_string(faces) + ".map");
-    std::ofstream(path) << SphereMap(faces);
     maps::Map map;
-    const core::Status s = maps::LoadMap(path.string(), &map);
-    std::filesystem::remove(path);
-    REQUIRE(s.ok());
+    REQUIRE(maps::ParseMap(testing::NearSpheresMapText(faces, {{0, 0, 512}}), "sphere", &map).ok());
     REQUIRE(map.brushes.size() == 1);
     CHECK(map.brushes[0].planes.size() > static_cast<size_t>(faces) * 9 / 10);  // few dropped
     CheckSamePlanes(map.brushes[0]);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 
 namespace collision::testing {
@@ -156,6 +157,41 @@ std::vector<Query> RandomQueries(const maps::Map& map, uint32_t seed, int count)
     queries.push_back(q);
   }
   return queries;
+}
+
+std::string NearSpheresMapText(int faces, const std::vector<Vec3>& centres) {
+  std::string text = "{\n\"classname\" \"worldspawn\"\n";
+  const double golden = M_PI * (3 - std::sqrt(5.0));
+  for (Vec3 c : centres) {
+    text += "{\n";
+    for (int i = 0; i < faces; ++i) {
+      const double z = 1 - 2 * (i + 0.5) / faces, r = std::sqrt(1 - z * z), t = golden * i;
+      const double n[3] = {r * std::cos(t), r * std::sin(t), z};
+      const double a[3] = {std::fabs(n[0]) < 0.9 ? 1.0 : 0.0, std::fabs(n[0]) < 0.9 ? 0.0 : 1.0,
+                           0};
+      double u[3] = {n[1] * a[2] - n[2] * a[1], n[2] * a[0] - n[0] * a[2],
+                     n[0] * a[1] - n[1] * a[0]};
+      const double ul = std::sqrt(u[0] * u[0] + u[1] * u[1] + u[2] * u[2]);
+      for (double& x : u) x /= ul;
+      const double v[3] = {n[1] * u[2] - n[2] * u[1], n[2] * u[0] - n[0] * u[2],
+                           n[0] * u[1] - n[1] * u[0]};
+      double p[3][3];
+      const double coef[3][2] = {{0, 0}, {1, 0}, {0, 1}};
+      for (int k = 0; k < 3; ++k) {
+        for (int j = 0; j < 3; ++j) {
+          p[k][j] = c[j] + 256 * n[j] + 64 * (coef[k][0] * u[j] + coef[k][1] * v[j]);
+        }
+      }
+      char line[256];
+      std::snprintf(line, sizeof line,
+                    "( %.2f %.2f %.2f ) ( %.2f %.2f %.2f ) ( %.2f %.2f %.2f ) t 0 0 0 1 1\n",
+                    p[1][0], p[1][1], p[1][2], p[0][0], p[0][1], p[0][2], p[2][0], p[2][1],
+                    p[2][2]);
+      text += line;
+    }
+    text += "}\n";
+  }
+  return text + "}\n";
 }
 
 }  // namespace collision::testing

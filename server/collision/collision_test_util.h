@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "maps/map.h"
@@ -29,6 +30,11 @@ bool BoxOverlapsBrush(Vec3 origin, Vec3 mins, Vec3 maxs, const maps::Brush& brus
                       float tolerance);
 // Same against every kSolid brush of `map`; returns the first overlapping index or -1.
 int FirstOverlap(const maps::Map& map, Vec3 origin, Vec3 mins, Vec3 maxs, float tolerance);
+
+// The text of a map of near-spheres of radius 256, one brush per centre: `faces` planes tangent
+// at Fibonacci points of the sphere (the audit's generator of hostile brushes), each written as
+// three points. Parse it with maps::ParseMap.
+std::string NearSpheresMapText(int faces, const std::vector<Vec3>& centres);
 
 // A map of random boxes, wedges and diamonds over [-1024, 1024]^2 with a floor, for random tests.
 maps::Map RandomMap(uint32_t seed, int num_brushes);
