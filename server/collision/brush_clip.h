@@ -29,7 +29,7 @@ inline float BoxPlaneOffset(Vec3 n, Vec3 mins, Vec3 maxs) {
 // - the clip stops at the first plane after which the entry is at or past the exit or past
 //   trace->fraction, with the trace as the whole loop would leave it (untouched);
 // - any subset of a brush's planes that leaves a fresh Trace clear (neither hit() nor
-//   start_solid) proves that the whole set leaves it clear too.
+//   start_solid) proves that the whole set leaves it clear too. LineOfSight relies on this.
 void ClipSweepToBrush(const Sweep& sweep, const maps::Plane* planes, int num_planes,
                       int brush_index, Trace* trace);
 

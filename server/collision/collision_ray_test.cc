@@ -1,8 +1,8 @@
 // Rays (zero-size sweeps) walk the grid cell by cell and stop after their nearest hit. This checks
 // that the walk finds exactly what clipping every brush of the map finds: the same fraction,
 // start_solid and all_solid, for map-long shots (the game's hitscan pellets), short rays, rays
-// along the axes, through cell corners and from inside brushes, on a random map and on every map
-// we ship.
+// along the axes, through cell corners and from inside brushes, on a random map, on every map
+// we ship and on near-spheres; and that LineOfSight is clear exactly when that clip is.
 #include <algorithm>
 #include <catch2/catch.hpp>
 #include <cmath>
@@ -87,6 +87,8 @@ void CheckRay(const CollisionWorld& world, const Exhaustive& all, Vec3 start, Ve
   REQUIRE(walk.fraction == want.fraction);
   REQUIRE(walk.start_solid == want.start_solid);
   REQUIRE(walk.all_solid == want.all_solid);
+  // Line of sight: clear exactly when no brush is hit or started in (its outline stages too).
+  REQUIRE(world.LineOfSight(start, end) == (!want.hit() && !want.start_solid));
   if (walk.hit() && !walk.all_solid) {
     // Where two brushes are entered at the same fraction either may be named; the one named
     // must give that fraction.
@@ -149,6 +151,23 @@ TEST_CASE("rays find what clipping every brush finds: the maps we ship") {
   REQUIRE(maps::LoadMap(path, &map).ok());
   const Tally t = CheckRandomRays(map, 29, 1500);
   CHECK(t.hits > 500);
+}
+
+// Brushes of 256 and 64 faces, whose rays LineOfSight first clips against the brush's outline.
+TEST_CASE("rays find what clipping every brush finds: near-spheres") {
+  for (int faces : {256, 64}) {
+    INFO(faces << " faces");
+    std::vector<Vec3> centres;
+    for (int x = 0; x < 4; ++x) {
+      for (int y = 0; y < 3; ++y) centres.push_back(Vec3{x * 640.0f, y * 640.0f, 512});
+    }
+    maps::Map map;
+    REQUIRE(maps::ParseMap(testing::NearSpheresMapText(faces, centres), "spheres", &map).ok());
+    REQUIRE(map.brushes.size() == centres.size());
+    const Tally t = CheckRandomRays(map, 31, 1500);
+    CHECK(t.hits > 300);
+    CHECK(t.rays - t.hits - t.start_solid > 150);  // and many pass them
+  }
 }
 
 TEST_CASE("a ray that starts outside the map's brushes and misses them all runs its length") {

@@ -89,11 +89,48 @@ class World final : public CollisionWorld {
 
   Options options_;
   std::vector<maps::Plane> planes_;
+  // The solid brushes' outlines (AppendOutlinePlanes), which LineOfSight clips before the
+  // rest; outline_first_[id] is where solid record id's starts.
+  std::vector<maps::Plane> outline_planes_;
+  std::vector<uint32_t> outline_first_;
   BrushSet solid_, liquid_;
   std::vector<int> solid_of_map_;  // by Map::brushes index: its record in solid_, or -1
   Bounds bounds_ = Bounds::Empty();
   BulletHulls hulls_;
 };
+
+// A brush's outline for LineOfSight: for each direction of a cube's 6 faces, then its 12 edges
+// and 8 corners, the brush's plane whose normal is nearest it (the first such); the first 6 are
+// its box planes. A ray its outline lets by passes the brush (brush_clip.h), which decides most
+// rays that come near a brush of many faces for a few planes' cost. A brush gets the box planes
+// from kOutlineBoxFrom planes on and all 26 from kOutlineAllFrom on (each stage only where it is
+// at most half the brush's planes), so the outlines take at most half the planes' memory.
+constexpr int kOutlineBoxPlanes = 6;
+constexpr int kOutlinePlanes = 26;
+constexpr int kOutlineBoxFrom = 2 * kOutlineBoxPlanes;
+constexpr int kOutlineAllFrom = 2 * kOutlinePlanes;
+
+int OutlineSize(int num_planes) {
+  return num_planes >= kOutlineAllFrom ? kOutlinePlanes
+         : num_planes >= kOutlineBoxFrom ? kOutlineBoxPlanes
+                                         : 0;
+}
+
+void AppendOutlinePlanes(const maps::Plane* planes, int num_planes, std::vector<maps::Plane>* out) {
+  static constexpr float kDirs[kOutlinePlanes][3] = {
+      {1, 0, 0},   {-1, 0, 0},  {0, 1, 0},   {0, -1, 0},  {0, 0, 1},   {0, 0, -1},  {1, 1, 0},
+      {1, -1, 0},  {-1, 1, 0},  {-1, -1, 0}, {1, 0, 1},   {1, 0, -1},  {-1, 0, 1},  {-1, 0, -1},
+      {0, 1, 1},   {0, 1, -1},  {0, -1, 1},  {0, -1, -1}, {1, 1, 1},   {1, 1, -1},  {1, -1, 1},
+      {1, -1, -1}, {-1, 1, 1},  {-1, 1, -1}, {-1, -1, 1}, {-1, -1, -1}};
+  for (int d = 0; d < OutlineSize(num_planes); ++d) {
+    const Vec3 dir{kDirs[d][0], kDirs[d][1], kDirs[d][2]};
+    int best = 0;
+    for (int k = 1; k < num_planes; ++k) {
+      if (Dot(dir, planes[k].normal) > Dot(dir, planes[best].normal)) best = k;
+    }
+    out->push_back(planes[best]);
+  }
+}
 
 // A brush with fewer than 4 planes or vertices has no volume: the world leaves it out.
 bool HasVolume(const maps::Brush& brush) {
@@ -161,6 +198,10 @@ void World::AddBrush(const maps::Brush& brush, int map_index, BrushSet* set) {
   rec.bounds = VertexBounds(brush);
   if (options_.narrowphase == Narrowphase::kBulletHull && set == &solid_) {
     rec.hull = hulls_.Add(brush);
+  }
+  if (set == &solid_) {
+    outline_first_.push_back(static_cast<uint32_t>(outline_planes_.size()));
+    AppendOutlinePlanes(planes_.data() + rec.first_plane, rec.num_planes, &outline_planes_);
   }
   set->brushes.push_back(rec);
 }
@@ -359,6 +400,15 @@ bool World::LineOfSight(Vec3 a, Vec3 b) const {
     const BrushRecord& brush = solid_.brushes[id];
     if (!brush.bounds.Intersects(swept)) return true;
     Trace trace;
+    // A ray its outline lets by passes the brush: AppendOutlinePlanes.
+    const int outline = OutlineSize(brush.num_planes);
+    for (int n : {kOutlineBoxPlanes, kOutlinePlanes}) {
+      if (n > outline) break;
+      ClipSweepToBrush(sweep, outline_planes_.data() + outline_first_[id], n, brush.map_index,
+                       &trace);
+      if (!trace.hit() && !trace.start_solid) return true;
+      trace = Trace{};
+    }
     ClipSweepToBrush(sweep, planes_.data() + brush.first_plane, brush.num_planes,
                      brush.map_index, &trace);
     clear = !trace.hit() && !trace.start_solid;
