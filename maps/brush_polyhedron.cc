@@ -42,10 +42,17 @@ Winding BaseWinding(const DPlane& plane) {
           Sub(Sub(org, right), up)};
 }
 
+// Buffers ClipToBack reuses, so that a brush's planes^2 clips allocate nothing after the first.
+struct ClipScratch {
+  std::vector<double> dists;
+  Winding out;
+};
+
 // Keeps the part of `w` behind `plane` (Dot(n, x) - d <= epsilon). May leave fewer than 3 points.
-void ClipToBack(const DPlane& plane, Winding* w) {
+void ClipToBack(const DPlane& plane, Winding* w, ClipScratch* scratch) {
   const size_t count = w->size();
-  std::vector<double> dists(count);
+  std::vector<double>& dists = scratch->dists;
+  dists.resize(count);
   bool any_front = false, any_back = false;
   for (size_t i = 0; i < count; ++i) {
     dists[i] = Dot(plane.normal, (*w)[i]) - plane.dist;
@@ -57,8 +64,8 @@ void ClipToBack(const DPlane& plane, Winding* w) {
     w->clear();
     return;
   }
-  Winding out;
-  out.reserve(count + 1);
+  Winding& out = scratch->out;
+  out.clear();
   for (size_t i = 0; i < count; ++i) {
     const DVec3& p = (*w)[i];
     const DVec3& q = (*w)[(i + 1) % count];
@@ -68,7 +75,7 @@ void ClipToBack(const DPlane& plane, Winding* w) {
                    (dp < -kClipEpsilon && dq > kClipEpsilon);
     if (crosses) out.push_back(Add(p, Scale(Sub(q, p), dp / (dp - dq))));
   }
-  *w = std::move(out);
+  w->swap(out);
 }
 
 void AddWelded(const DVec3& p, std::vector<DVec3>* vertices) {
@@ -136,10 +143,11 @@ bool BuildPolyhedron(const RawBrush& brush, Polyhedron* out, std::vector<std::st
     *why = "only " + std::to_string(planes.size()) + " distinct planes (a brush needs 4)";
     return false;
   }
+  ClipScratch scratch;
   for (size_t i = 0; i < planes.size(); ++i) {
     Winding w = BaseWinding(planes[i]);
     for (size_t j = 0; j < planes.size() && w.size() >= 3; ++j) {
-      if (j != i) ClipToBack(planes[j], &w);
+      if (j != i) ClipToBack(planes[j], &w, &scratch);
     }
     if (w.size() < 3) continue;  // this plane does not touch the polyhedron
     out->planes.push_back(planes[i]);
