@@ -115,28 +115,21 @@ std::unique_ptr<AgonesSdk> AgonesSdk::Start(const AgonesOptions& options) {
 
 AgonesSdk::~AgonesSdk() { Stop(); }
 
-// Why a watchdog: httplib 0.11 bounds each read (set_read_timeout), never a whole call, so a
-// sidecar that drips a byte every 0.5 s held a call, and with it Stop()'s join and the process's
-// exit, for good. BoundedClient's stream now ends its waits at the deadline too, but only the
-// watchdog cuts a call short when Stop() is called. The library's one way to end a call from
-// outside is ClientImpl::stop(), which shuts the socket of a call in flight (under the client's
-// socket mutex, so from another thread).
-AgonesSdk::Cut AgonesSdk::WatchCall(httplib::ClientImpl* client, Clock::time_point deadline,
-                                    bool abandon_on_stop) {
-  Cut cut = Cut::kNone;
+// Why a watchdog: a call's deadline is its stream's (BoundedClient: every wait ends at it, and
+// the connect timeout is within it), but nothing in httplib 0.11 ends a call when Stop() is
+// called. The library's one way to end a call from outside is ClientImpl::stop(), which shuts the
+// socket of a call in flight (under the client's socket mutex, so from another thread).
+AgonesSdk::Cut AgonesSdk::WatchCall(httplib::ClientImpl* client) {
   {
     core::MutexLock lock(&mu_);
-    while (call_in_flight_ && !(abandon_on_stop && stop_)) {
-      if (!cv_.WaitUntil(&mu_, deadline)) break;  // the deadline passed
-    }
-    if (!call_in_flight_) return cut;
-    cut = abandon_on_stop && stop_ ? Cut::kStop : Cut::kDeadline;
+    while (call_in_flight_ && !stop_) cv_.Wait(&mu_);
+    if (!call_in_flight_) return Cut::kNone;
   }
   for (;;) {
     client->stop();  // outside mu_: it waits for the client's socket mutex, held while connecting
     core::MutexLock lock(&mu_);
     if (call_in_flight_) cv_.WaitUntil(&mu_, Clock::now() + kStopRepeat);
-    if (!call_in_flight_) return cut;
+    if (!call_in_flight_) return Cut::kStop;
   }
 }
 
@@ -161,17 +154,20 @@ core::Status AgonesSdk::Post(const std::string& path, int timeout_ms, bool aband
     call_in_flight_ = true;
   }
   Cut cut = Cut::kNone;  // the watchdog's until joined
-  std::thread watchdog([&] {
-    core::NameThisThread("as-agones-wd");
-    cut = WatchCall(&client, deadline, abandon_on_stop);
-  });
-  const auto res = client.send(req);  // returns once complete, failed, or cut off
+  std::thread watchdog;
+  if (abandon_on_stop) {
+    watchdog = std::thread([&] {
+      core::NameThisThread("as-agones-wd");
+      cut = WatchCall(&client);
+    });
+  }
+  const auto res = client.send(req);  // returns once complete, failed, past the deadline or cut
   {
     core::MutexLock lock(&mu_);
     call_in_flight_ = false;
   }
   cv_.SignalAll();
-  watchdog.join();
+  if (watchdog.joinable()) watchdog.join();
   if (const std::string broken = limit.Broken(); !broken.empty()) {
     return core::Status::IoError("agones " + path + ": " + broken);
   }
@@ -189,7 +185,7 @@ core::Status AgonesSdk::Post(const std::string& path, int timeout_ms, bool aband
   if (cut == Cut::kStop) {
     return core::Status::IoError("agones " + path + ": abandoned, the SDK is stopping");
   }
-  if (cut == Cut::kDeadline || Clock::now() >= deadline) {  // the watchdog's, or the stream's
+  if (Clock::now() >= deadline) {  // the stream's waits ended there
     return core::Status::IoError("agones " + path + ": no complete reply within " +
                                  std::to_string(timeout_ms) + " ms, abandoned");
   }

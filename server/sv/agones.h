@@ -11,8 +11,9 @@
 // process's memory or its exit.
 //
 // Threading: Start/Shutdown/Stop on one controlling thread (main); the calls run on the SDK's
-// own thread, never on a frame thread. Each call has a watchdog thread (as-agones-wd) that
-// enforces its deadline, joined before the call returns.
+// own thread, never on a frame thread. Each Ready or Health call has a watchdog thread
+// (as-agones-wd) that cuts it off when Stop() is called, joined before the call returns. A call's
+// deadline is its socket's: every wait ends at it (BoundedStream).
 #pragma once
 
 #include <atomic>
@@ -73,17 +74,15 @@ class AgonesSdk {
   explicit AgonesSdk(const AgonesOptions& options) : options_(options) {}
   void Run();
   // POST `path` ({}): OK on HTTP 200 with a body of at most kMaxReplyBytes. The call is cut off
-  // (an IoError that says why) once timeout_ms have passed since it began and, with
-  // abandon_on_stop, as soon as Stop() is called. One call at a time: from the SDK thread, then
-  // from the controlling thread once Stop() joined it.
+  // (an IoError that says why) once timeout_ms have passed since it began (its socket's waits end
+  // there) and, with abandon_on_stop, as soon as Stop() is called. One call at a time: from the
+  // SDK thread, then from the controlling thread once Stop() joined it.
   core::Status Post(const std::string& path, int timeout_ms, bool abandon_on_stop) EXCLUDES(mu_);
-  // Why a call was cut off, if it was.
-  enum class Cut { kNone, kDeadline, kStop };
-  // Post's watchdog, on its own thread: waits until the call ends (call_in_flight_ clears),
-  // `deadline` passes or, with abandon_on_stop, Stop() is called; in the last two cases stops
-  // `client` (again, until the call has returned) and says which.
-  Cut WatchCall(httplib::ClientImpl* client, std::chrono::steady_clock::time_point deadline,
-                bool abandon_on_stop) EXCLUDES(mu_);
+  // Why a call was cut off by its watchdog, if it was.
+  enum class Cut { kNone, kStop };
+  // Post's watchdog, on its own thread: waits until the call ends (call_in_flight_ clears) or
+  // Stop() is called; in the second case stops `client` (again, until the call has returned).
+  Cut WatchCall(httplib::ClientImpl* client) EXCLUDES(mu_);
   bool WaitStop(int ms) EXCLUDES(mu_);  // true if stopping
 
   const AgonesOptions options_;
