@@ -8,14 +8,18 @@
 
 namespace collision {
 
-void ClipSweepToBrush(const Sweep& sweep, const maps::Plane* planes, int num_planes,
-                      int brush_index, Trace* trace) {
+namespace {
+
+// The clipper, with the pushed dist of plane i from dist(i).
+template <class Dist>
+inline void Clip(const Sweep& sweep, const maps::Plane* planes, int num_planes, int brush_index,
+                 Trace* trace, Dist&& pushed_dist) {
   float enter = -1.0f, leave = 1.0f;
   const maps::Plane* clip = nullptr;
   bool start_out = false, get_out = false;
   for (int i = 0; i < num_planes; ++i) {
     const maps::Plane& p = planes[i];
-    const float dist = p.dist - BoxPlaneOffset(p.normal, sweep.mins, sweep.maxs);
+    const float dist = pushed_dist(i);
     const float d1 = Dot(p.normal, sweep.start) - dist;
     const float d2 = Dot(p.normal, sweep.end) - dist;
     if (d2 > 0) get_out = true;
@@ -51,6 +55,19 @@ void ClipSweepToBrush(const Sweep& sweep, const maps::Plane* planes, int num_pla
     trace->normal = clip->normal;
     trace->brush = brush_index;
   }
+}
+
+}  // namespace
+
+void ClipSweepToBrush(const Sweep& sweep, const maps::Plane* planes, int num_planes,
+                      int brush_index, Trace* trace) {
+  Clip(sweep, planes, num_planes, brush_index, trace,
+       [&](int i) { return PushedDist(planes[i], sweep.mins, sweep.maxs); });
+}
+
+void ClipSweepToBrushPushed(const Sweep& sweep, const maps::Plane* planes, const float* pushed,
+                            int num_planes, int brush_index, Trace* trace) {
+  Clip(sweep, planes, num_planes, brush_index, trace, [&](int i) { return pushed[i]; });
 }
 
 float BoxSeparation(Vec3 origin, Vec3 mins, Vec3 maxs, const maps::Plane* planes,

@@ -33,6 +33,17 @@ inline float BoxPlaneOffset(Vec3 n, Vec3 mins, Vec3 maxs) {
 void ClipSweepToBrush(const Sweep& sweep, const maps::Plane* planes, int num_planes,
                       int brush_index, Trace* trace);
 
+// ClipSweepToBrush, with each plane's pushed dist given: pushed[i] must be
+// planes[i].dist - BoxPlaneOffset(planes[i].normal, sweep.mins, sweep.maxs) (PushedDist), bit for
+// bit. The same result, without the per-plane offset.
+void ClipSweepToBrushPushed(const Sweep& sweep, const maps::Plane* planes, const float* pushed,
+                            int num_planes, int brush_index, Trace* trace);
+
+// The dist of plane `p` pushed out by the box [mins, maxs]: the one ClipSweepToBrush uses.
+inline float PushedDist(const maps::Plane& p, Vec3 mins, Vec3 maxs) {
+  return p.dist - BoxPlaneOffset(p.normal, mins, maxs);
+}
+
 // Signed separation of the box at `origin` from the brush: the largest distance of the origin in
 // front of a pushed-out plane (> 0: apart by at least that much; < 0: penetrating that deep).
 float BoxSeparation(Vec3 origin, Vec3 mins, Vec3 maxs, const maps::Plane* planes,

@@ -3,8 +3,11 @@
 // a sweep is consistent with its own sub-segments (the hit does not move when the sweep is cut).
 #include <catch2/catch.hpp>
 #include <cmath>
+#include <cstring>
+#include <string>
 
 #include "server/collision/collision_test_util.h"
+#include "maps/map_loader.h"
 #include "server/collision/collision_world.h"
 
 namespace collision {
@@ -95,4 +98,42 @@ TEST_CASE("sweeps that end where they hit then slide on never enter solid") {
 }
 
 }  // namespace
+// A world that keeps the player's hull (Options::cache_hull, as the server and the replay build
+// theirs) reads each plane's pushed dist from its table for that hull, and computes it for any
+// other: its traces must be the general path's, bit for bit, for that hull, others and rays.
+TEST_CASE("a world that keeps a hull's pushed planes traces as one that does not, bit for bit") {
+  const std::string path = GENERATE(as<std::string>{}, "", "maps/dm_arena.map",
+                                    "maps/metropolis.map", "maps/librequake/lqdm6.map");
+  INFO("map " << (path.empty() ? "random" : path));
+  maps::Map map;
+  if (path.empty()) {
+    map = testing::RandomMap(13, 150);
+  } else {
+    REQUIRE(maps::LoadMap(path, &map).ok());
+  }
+  Options kept;
+  kept.cache_hull = true;
+  kept.hull_mins = Vec3{-16, -16, -24};  // one of RandomQueries' hulls: the game's player
+  kept.hull_maxs = Vec3{16, 16, 32};
+  auto plain = CollisionWorld::Build(map);
+  auto cached = CollisionWorld::Build(map, kept);
+  int kept_hull = 0, hits = 0;
+  for (const testing::Query& q : testing::RandomQueries(map, 19, 6000)) {
+    const Trace a = plain->TraceBox(q.start, q.end, q.mins, q.maxs);
+    const Trace b = cached->TraceBox(q.start, q.end, q.mins, q.maxs);
+    INFO("start " << q.start.x << " " << q.start.y << " " << q.start.z << " end " << q.end.x
+                  << " " << q.end.y << " " << q.end.z << " hull " << q.maxs.x);
+    REQUIRE(std::memcmp(&a.fraction, &b.fraction, sizeof a.fraction) == 0);
+    REQUIRE(std::memcmp(&a.end, &b.end, sizeof a.end) == 0);
+    REQUIRE(std::memcmp(&a.normal, &b.normal, sizeof a.normal) == 0);
+    REQUIRE(a.brush == b.brush);
+    REQUIRE(a.start_solid == b.start_solid);
+    REQUIRE(a.all_solid == b.all_solid);
+    kept_hull += q.maxs == kept.hull_maxs && q.mins == kept.hull_mins ? 1 : 0;
+    hits += a.hit() ? 1 : 0;
+  }
+  CHECK(kept_hull > 1000);
+  CHECK(hits > 300);
+}
+
 }  // namespace collision

@@ -5,6 +5,7 @@
 #include "server/collision/collision_world.h"
 
 #include <algorithm>
+#include <cstring>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -83,12 +84,18 @@ class World final : public CollisionWorld {
 
  private:
   void AddBrush(const maps::Brush& brush, int map_index, BrushSet* set);
-  void ClipBrush(const Sweep& sweep, const BrushRecord& b, Trace* trace) const;
+  // `pushed`: PushedCache(sweep), null or the pushed dists of every plane for the sweep's hull.
+  void ClipBrush(const Sweep& sweep, const BrushRecord& b, const float* pushed, Trace* trace) const;
   void TraceRay(const Sweep& sweep, const Bounds& swept, Trace* trace) const;
+  // The planes' dists pushed out by the sweep's hull if it is one the world keeps them for (the
+  // hull compared bit for bit), else null.
+  const float* PushedCache(const Sweep& sweep) const;
   bool InsideAny(const BrushSet& set, Vec3 p) const;
 
   Options options_;
   std::vector<maps::Plane> planes_;
+  // By plane: PushedDist(planes_[i], 0, 0), and PushedDist(planes_[i], the options' hull) if kept.
+  std::vector<float> pushed_zero_, pushed_hull_;
   // The solid brushes' outlines (AppendOutlinePlanes), which LineOfSight clips before the
   // rest; outline_first_[id] is where solid record id's starts.
   std::vector<maps::Plane> outline_planes_;
@@ -187,6 +194,26 @@ World::World(const maps::Map& map, const Options& options) : options_(options) {
   solid_.grid.Build(boxes.solid);
   liquid_.grid.Build(boxes.liquid);
   solid_.ray_grid.Build(boxes.ray);
+  for (const maps::Plane& p : planes_) {
+    pushed_zero_.push_back(PushedDist(p, Vec3{}, Vec3{}));
+    if (options_.cache_hull) {
+      pushed_hull_.push_back(PushedDist(p, options_.hull_mins, options_.hull_maxs));
+    }
+  }
+}
+
+const float* World::PushedCache(const Sweep& sweep) const {
+  static_assert(sizeof(Vec3) == 3 * sizeof(float), "Vec3 compared bytewise");
+  const Vec3 zero{};
+  if (options_.cache_hull && std::memcmp(&sweep.mins, &options_.hull_mins, sizeof(Vec3)) == 0 &&
+      std::memcmp(&sweep.maxs, &options_.hull_maxs, sizeof(Vec3)) == 0) {
+    return pushed_hull_.data();
+  }
+  if (std::memcmp(&sweep.mins, &zero, sizeof(Vec3)) == 0 &&
+      std::memcmp(&sweep.maxs, &zero, sizeof(Vec3)) == 0) {
+    return pushed_zero_.data();
+  }
+  return nullptr;
 }
 
 void World::AddBrush(const maps::Brush& brush, int map_index, BrushSet* set) {
@@ -206,10 +233,16 @@ void World::AddBrush(const maps::Brush& brush, int map_index, BrushSet* set) {
   set->brushes.push_back(rec);
 }
 
-void World::ClipBrush(const Sweep& sweep, const BrushRecord& b, Trace* trace) const {
+void World::ClipBrush(const Sweep& sweep, const BrushRecord& b, const float* pushed,
+                      Trace* trace) const {
   const maps::Plane* planes = planes_.data() + b.first_plane;
   if (b.hull < 0) {
-    ClipSweepToBrush(sweep, planes, b.num_planes, b.map_index, trace);
+    if (pushed != nullptr) {
+      ClipSweepToBrushPushed(sweep, planes, pushed + b.first_plane, b.num_planes, b.map_index,
+                             trace);
+    } else {
+      ClipSweepToBrush(sweep, planes, b.num_planes, b.map_index, trace);
+    }
     return;
   }
   // Bullet narrow phase: GJK gives the time of impact from a clear start; a start inside or
@@ -245,8 +278,9 @@ Trace World::TraceBox(const Vec3& start, const Vec3& end, const Vec3& mins,
   if (mins == Vec3{} && maxs == Vec3{}) {
     TraceRay(sweep, swept, &trace);
   } else {
+    const float* pushed = PushedCache(sweep);
     solid_.grid.Query(swept, [&](uint32_t id) {  // only brushes whose bounds meet `swept`
-      ClipBrush(sweep, solid_.brushes[id], &trace);
+      ClipBrush(sweep, solid_.brushes[id], pushed, &trace);
       return !trace.all_solid;
     });
   }
@@ -265,12 +299,13 @@ void World::TraceRay(const Sweep& sweep, const Bounds& swept, Trace* trace) cons
   stamps.Begin(solid_.brushes.size());
   const float length = Length(sweep.end - sweep.start);
   const float margin = length > 0 ? kRayStopMargin / length : 0.0f;
+  const float* pushed = PushedCache(sweep);
   solid_.ray_grid.QuerySegment(
       sweep.start, sweep.end,
       [&](uint32_t id) {
         if (!stamps.FirstVisit(id)) return true;
         const BrushRecord& b = solid_.brushes[id];
-        if (b.bounds.Intersects(swept)) ClipBrush(sweep, b, trace);
+        if (b.bounds.Intersects(swept)) ClipBrush(sweep, b, pushed, trace);
         return !trace->all_solid;
       },
       [&](float next_cell_t) { return trace->fraction + margin >= next_cell_t; });
@@ -409,8 +444,9 @@ bool World::LineOfSight(Vec3 a, Vec3 b) const {
       if (!trace.hit() && !trace.start_solid) return true;
       trace = Trace{};
     }
-    ClipSweepToBrush(sweep, planes_.data() + brush.first_plane, brush.num_planes,
-                     brush.map_index, &trace);
+    ClipSweepToBrushPushed(sweep, planes_.data() + brush.first_plane,
+                           pushed_zero_.data() + brush.first_plane, brush.num_planes,
+                           brush.map_index, &trace);
     clear = !trace.hit() && !trace.start_solid;
     return clear;
   });

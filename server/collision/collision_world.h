@@ -75,6 +75,12 @@ enum class Narrowphase {
 
 struct Options {
   Narrowphase narrowphase = Narrowphase::kBrushPlanes;
+  // A hull whose sweeps are common (the player's box): the world keeps every clip plane's dist
+  // pushed out by it, so a TraceBox with exactly this mins/maxs (compared bit for bit) reads
+  // them instead of computing BoxPlaneOffset per plane. The same results either way. The zero
+  // hull (rays) is always kept.
+  bool cache_hull = false;
+  Vec3 hull_mins{}, hull_maxs{};
 };
 
 class CollisionWorld {

@@ -10,10 +10,21 @@
 #include "server/core/bounds.h"
 #include "server/core/box_columns.h"
 #include "server/game/entity.h"
+#include "server/game/game_constants.h"
 
 namespace game {
 
 using core::Bounds;
+
+// The collision world's options for the game: the player's hull kept (every movement trace
+// sweeps it), which changes no result.
+inline collision::Options CollisionOptions() {
+  collision::Options options;
+  options.cache_hull = true;
+  options.hull_mins = kPlayerMins;
+  options.hull_maxs = kPlayerMaxs;
+  return options;
+}
 
 // The solid entity boxes a command's traces clip against, gathered once per command.
 struct ClipBoxes {

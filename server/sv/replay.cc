@@ -65,7 +65,7 @@ core::Status Replay::BuildWorld() {
   if (!s.ok()) return s;
   s = collision::CollisionWorld::CheckMap(map_);
   if (!s.ok()) return s;
-  collision_ = collision::CollisionWorld::Build(map_);
+  collision_ = collision::CollisionWorld::Build(map_, game::CollisionOptions());
   game::WorldConfig config;
   config.max_players = static_cast<int>(id.max_players);
   config.max_records = 1;

@@ -69,7 +69,7 @@ core::Status Server::Create(const ServerOptions& options, std::unique_ptr<Server
   s = collision::CollisionWorld::CheckMap(sv->map_);
   if (!s.ok()) return s;
   started = std::chrono::steady_clock::now();
-  sv->collision_ = collision::CollisionWorld::Build(sv->map_);
+  sv->collision_ = collision::CollisionWorld::Build(sv->map_, game::CollisionOptions());
   spdlog::info("collision built in {:.2f} s: {} solid brushes; visibility next (the cached PVS, "
                "or a new one built)",
                core::MsSince(started) / 1000, sv->collision_->NumSolidBrushes());
