@@ -265,15 +265,19 @@ void AreanodeTree::Query(const Bounds& box, std::vector<EntityId>* out) const {
   std::sort(out->begin(), out->end());
 }
 
-void AreanodeTree::QueryUnordered(const Bounds& box, std::vector<EntityId>* out) const {
-  out->clear();
-  QueryNode(0, box, out);
+inline bool AreanodeTree::ExtentMeets(int node_id, const Bounds& box) const {
+  const Extent& e = extent_[static_cast<size_t>(node_id)];
+  constexpr auto kRelaxed = std::memory_order_relaxed;
+  return e.lo[0].load(kRelaxed) <= box.maxs.x && e.hi[0].load(kRelaxed) >= box.mins.x &&
+         e.lo[1].load(kRelaxed) <= box.maxs.y && e.hi[1].load(kRelaxed) >= box.mins.y &&
+         e.lo[2].load(kRelaxed) <= box.maxs.z && e.hi[2].load(kRelaxed) >= box.mins.z;
 }
 
-// SV_AreaEdicts_r: scan this node's list, then descend into the children the box reaches
-// strictly. A box whose face lies on a plane cannot intersect an entity on the other side, since
-// linked boxes lie strictly inside their node's open region; so Query reads only leaves that
-// LeavesTouching (inclusive) reports.
+// SV_AreaEdicts_r, with a stack in place of the recursion: scan a node's list, then walk its
+// subtree above the plane and then the one below, each only if the box reaches its side
+// strictly; the box is splatted once for every list, four boxes to a test. A box whose face lies
+// on a plane cannot intersect an entity on the other side, since linked boxes lie strictly inside
+// their node's open region; so Query reads only leaves that LeavesTouching (inclusive) reports.
 //
 // An empty parent is passed without its lock. That gives the locked scan's result: a query runs
 // inside leaves its caller holds (the server's region locks, or parallel replay's leaf
@@ -289,17 +293,36 @@ void AreanodeTree::QueryUnordered(const Bounds& box, std::vector<EntityId>* out)
 // query can meet, only grows while the query runs (the entity cannot leave it: its leaves are
 // held by this query's caller, so the list does not empty), so each coordinate read, old or new,
 // still holds that entity's box.
-void AreanodeTree::QueryNode(int node_id, const Bounds& box, std::vector<EntityId>* out) const {
-  if (NodeSlot* slot = ParentSlot(node_id); MustScan(slot) && LoadExtent(node_id).Intersects(box)) {
-    ParentLock lock(slot);
-    // Four boxes per test: most of a node's boxes miss, in no predictable pattern.
-    node_boxes_[node_id].AppendIntersecting(box, node_ids_[node_id].data(), out);
+void AreanodeTree::QueryUnordered(const Bounds& box, std::vector<EntityId>* out) const {
+  out->clear();
+  const core::BoxBlock::Query q(box);
+  int pending[kMaxDepth + 1];  // subtrees below a plane, still to walk
+  int num_pending = 0;
+  int n = 0;
+  for (;;) {
+    if (NodeSlot* slot = ParentSlot(n); MustScan(slot) && ExtentMeets(n, box)) {
+      ParentLock lock(slot);
+      node_boxes_[n].AppendIntersecting(q, node_ids_[n].data(), out);
+    }
+    const Node& node = nodes_[n];
+    if (node.axis >= 0) {
+      const bool above = box.maxs[node.axis] > node.dist;
+      const bool below = box.mins[node.axis] < node.dist;
+      if (above) {
+        if (below) pending[num_pending++] = node.children[1];
+        n = node.children[0];
+        continue;
+      }
+      if (below) {
+        n = node.children[1];
+        continue;
+      }
+    }
+    if (num_pending == 0) return;
+    n = pending[--num_pending];
   }
-  const Node& node = nodes_[node_id];
-  if (node.axis < 0) return;
-  if (box.maxs[node.axis] > node.dist) QueryNode(node.children[0], box, out);
-  if (box.mins[node.axis] < node.dist) QueryNode(node.children[1], box, out);
 }
+
 
 // Inclusive descent: a child's closed region (infinite beyond the world edges) meets the box
 // iff the box reaches its side of every plane above it, touching allowed.
@@ -391,7 +414,7 @@ void AreanodeTree::QuerySegment(core::Vec3 start, core::Vec3 end, float pad,
 // SV_AreaEdicts_r along a segment: scan this node's list, then descend into each child with the
 // part of the segment on its side (within the pad), so a long diagonal visits only the nodes it
 // passes near instead of every node under its bounding box. An empty parent, or a node whose
-// extent the segment misses (within the pad), is passed without its list or lock, as in QueryNode.
+// extent the segment misses (within the pad), is passed without its list or lock, as in QueryUnordered.
 void AreanodeTree::QuerySegmentNode(int node_id, const PaddedSegment& segment, float t0, float t1,
                                     std::vector<EntityId>* out) const {
   if (NodeSlot* slot = ParentSlot(node_id); MustScan(slot) && segment.Meets(LoadExtent(node_id))) {

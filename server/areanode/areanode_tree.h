@@ -35,7 +35,7 @@
 // whose list it reads or writes (the server's region locks). A query passes a parent node whose
 // list is empty (NodeSlot::entities) without its lock: by the covering property, an entity
 // another thread links meanwhile lies in leaves this query does not hold, so it could not meet
-// the query's box anyway (QueryNode). An entity's own fields (IsLinked, NodeOf, BoxOf) and its
+// the query's box anyway (QueryUnordered). An entity's own fields (IsLinked, NodeOf, BoxOf) and its
 // Link/Unlink/Relink belong to one thread at a time, the entity's owner.
 // set_parent_locking, UnlinkAll and construction need exclusive access. Time spent acquiring
 // parent locks is added to the calling thread's ParentLockCounters.
@@ -95,7 +95,7 @@ struct alignas(64) NodeSlot {
   uint64_t lock_count = 0;
   // Entities linked in this node. Written with the node's list (under `parent_held` for a parent
   // with parent locking on); read without the lock by queries, which skip an empty parent's lock
-  // and list (AreanodeTree::QueryNode says why that is exact).
+  // and list (AreanodeTree::QueryUnordered says why that is exact).
   std::atomic<uint32_t> entities{0};
 };
 
@@ -178,7 +178,8 @@ class AreanodeTree {
   void Build(const Bounds& world);
   void InsertInNode(int node_id, EntityId id, const Bounds& box);
   void RemoveFromNode(int node_id, EntityId id);
-  void QueryNode(int node_id, const Bounds& box, std::vector<EntityId>* out) const;
+  // LoadExtent(node_id).Intersects(box), without building the Bounds.
+  bool ExtentMeets(int node_id, const Bounds& box) const;
   void CollectTouching(int node_id, const Bounds& box, bool leaves_only,
                        std::vector<int>* out) const;
   void CollectTouchingShape(int node_id, const Bounds& box, const core::ConvexXY& shape,
@@ -191,7 +192,7 @@ class AreanodeTree {
     return (parent_locking_ && nodes_[node_id].axis >= 0) ? &slots_[node_id] : nullptr;
   }
   // Whether a query reads the list of the node whose ParentSlot is `slot`: always for a leaf or
-  // with parent locking off (null), and for a parent only if it holds entities (QueryNode says
+  // with parent locking off (null), and for a parent only if it holds entities (QueryUnordered says
   // why an empty one may be passed without its lock).
   static bool MustScan(const NodeSlot* slot) {
     return slot == nullptr || slot->entities.load(std::memory_order_relaxed) != 0;
@@ -217,7 +218,7 @@ class AreanodeTree {
   // box misses it reads neither the list nor, for a parent, the parent's lock: a parent's
   // entities straddle its split plane, so most queries pass far from all of them (on metropolis a
   // query scanned 35 boxes in parents, and 63 in leaves). Written under the node's lock, read
-  // without it (QueryNode says why that is exact), one atomic per coordinate.
+  // without it (QueryUnordered says why that is exact), one atomic per coordinate.
   struct Extent {
     std::atomic<float> lo[3];
     std::atomic<float> hi[3];

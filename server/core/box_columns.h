@@ -108,12 +108,20 @@ class BoxColumns {
   // core::Bounds::Intersects), in increasing i.
   template <class Visit>
   void ForEachIntersecting(const Bounds& box, Visit&& visit) const {
-    const BoxBlock::Query q(box);
-    for (size_t b = 0; b < blocks_.size(); ++b) {
+    ForEachIntersecting(BoxBlock::Query(box), visit);
+  }
+  // The same, with the box splatted once by the caller (for many lists).
+  template <class Visit>
+  void ForEachIntersecting(const BoxBlock::Query& q, Visit&& visit) const {
+    // Read once: `visit` does not change the list, but the compiler cannot know that a store it
+    // makes (say, a push_back) leaves the vector alone.
+    const BoxBlock* const blocks = blocks_.data();
+    const size_t num_blocks = blocks_.size(), size = size_;
+    for (size_t b = 0; b < num_blocks; ++b) {
       // A lane past size() can only pass against a box infinite on every side.
-      for (unsigned hit = blocks_[b].Intersecting(q); hit != 0; hit &= hit - 1) {
+      for (unsigned hit = blocks[b].Intersecting(q); hit != 0; hit &= hit - 1) {
         const size_t i = b * kLanes + static_cast<size_t>(__builtin_ctz(hit));
-        if (i < size_) visit(i);
+        if (i < size) visit(i);
       }
     }
   }
@@ -121,7 +129,11 @@ class BoxColumns {
   // size() entries.
   template <class Id>
   void AppendIntersecting(const Bounds& box, const Id* ids, std::vector<Id>* out) const {
-    ForEachIntersecting(box, [&](size_t i) { out->push_back(ids[i]); });
+    AppendIntersecting(BoxBlock::Query(box), ids, out);
+  }
+  template <class Id>
+  void AppendIntersecting(const BoxBlock::Query& q, const Id* ids, std::vector<Id>* out) const {
+    ForEachIntersecting(q, [&](size_t i) { out->push_back(ids[i]); });
   }
 
  private:
