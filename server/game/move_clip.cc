@@ -17,8 +17,14 @@ thread_local uint64_t t_move_traces = 0;
 
 uint64_t ThisThreadMoveTraces() { return t_move_traces; }
 
-bool SweepBoxVsBox(Vec3 start, Vec3 end, Vec3 mins, Vec3 maxs, const Bounds& target,
-                   float* fraction, Vec3* normal, bool* start_inside) {
+namespace {
+
+// SweepBoxVsBox's body, inlined into ClipToEntities (which calls it for every box it cannot pass
+// over) without the by-value calling convention.
+[[gnu::always_inline]] inline bool SweepBoxVsBoxInline(const Vec3& start, const Vec3& end,
+                                                      const Vec3& mins, const Vec3& maxs,
+                                                      const Bounds& target, float* fraction,
+                                                      Vec3* normal, bool* start_inside) {
   const Vec3 lo = target.mins - maxs;  // the point `start` moves against this grown box
   const Vec3 hi = target.maxs - mins;
   const Vec3 d = end - start;
@@ -58,11 +64,18 @@ bool SweepBoxVsBox(Vec3 start, Vec3 end, Vec3 mins, Vec3 maxs, const Bounds& tar
   return true;
 }
 
-collision::Trace MoveClipper::MapTrace(Vec3 start, Vec3 end, Vec3 mins, Vec3 maxs) const {
+}  // namespace
+
+bool SweepBoxVsBox(Vec3 start, Vec3 end, Vec3 mins, Vec3 maxs, const Bounds& target,
+                   float* fraction, Vec3* normal, bool* start_inside) {
+  return SweepBoxVsBoxInline(start, end, mins, maxs, target, fraction, normal, start_inside);
+}
+
+collision::Trace MoveClipper::MapTrace(const Vec3& start, const Vec3& end, const Vec3& mins,
+                                       const Vec3& maxs, const Bounds& swept) const {
   if (memo_ == nullptr) return world_.TraceBox(start, end, mins, maxs);
-  // TraceBox's own swept box. With a non-finite sweep it holds a NaN or an infinity, which no
-  // clear box contains.
-  const Bounds swept = collision::SweptBox(start, end, mins, maxs);
+  // `swept` is TraceBox's own swept box. With a non-finite sweep it holds a NaN or an infinity,
+  // which no clear box contains.
   if (memo_->clear.Contains(swept)) {
     collision::Trace clear;  // what TraceBox returns when it clips no brush
     clear.end = end;
@@ -80,7 +93,8 @@ collision::Trace MoveClipper::MapTrace(Vec3 start, Vec3 end, Vec3 mins, Vec3 max
 }
 
 MoveTrace MoveClipper::Trace(Vec3 start, Vec3 end, Vec3 mins, Vec3 maxs) const {
-  return ClipToEntities(MapTrace(start, end, mins, maxs), start, end, mins, maxs);
+  const Bounds swept = collision::SweptBox(start, end, mins, maxs);
+  return ClipToEntities(MapTrace(start, end, mins, maxs, swept), start, end, mins, maxs, &swept);
 }
 
 MoveTrace MoveClipper::ProbeGround(Vec3 origin) const {
@@ -92,7 +106,8 @@ MoveTrace MoveClipper::ProbeGround(Vec3 origin) const {
   }
   MapTraceMemo& m = *memo_;
   if (!m.probe_valid || std::memcmp(&m.probe_origin, &origin, sizeof(Vec3)) != 0) {
-    const collision::Trace t = MapTrace(origin, end, kPlayerMins, kPlayerMaxs);
+    const collision::Trace t = MapTrace(origin, end, kPlayerMins, kPlayerMaxs,
+                                        collision::SweptBox(origin, end, kPlayerMins, kPlayerMaxs));
     m.probe_origin = origin;
     m.probe_fraction = t.fraction;
     m.probe_normal = t.normal;
@@ -106,11 +121,12 @@ MoveTrace MoveClipper::ProbeGround(Vec3 origin) const {
   map.start_solid = m.probe_start_solid;
   map.all_solid = m.probe_all_solid;
   map.end = collision::TraceEnd(origin, end, map.fraction);
-  return ClipToEntities(map, origin, end, kPlayerMins, kPlayerMaxs);
+  return ClipToEntities(map, origin, end, kPlayerMins, kPlayerMaxs, nullptr);
 }
 
-MoveTrace MoveClipper::ClipToEntities(const collision::Trace& wt, Vec3 start, Vec3 end, Vec3 mins,
-                                      Vec3 maxs) const {
+MoveTrace MoveClipper::ClipToEntities(const collision::Trace& wt, const Vec3& start,
+                                      const Vec3& end, const Vec3& mins, const Vec3& maxs,
+                                      const Bounds* swept) const {
   ++t_move_traces;
   MoveTrace t;
   t.fraction = wt.fraction;
@@ -118,15 +134,12 @@ MoveTrace MoveClipper::ClipToEntities(const collision::Trace& wt, Vec3 start, Ve
   t.normal = wt.normal;
   t.start_solid = wt.start_solid;
   t.all_solid = wt.all_solid;
-  if (t.all_solid) return t;
+  if (t.all_solid || boxes_.boxes.empty()) return t;
   // The space the mover sweeps through: a box strictly apart from it on some axis cannot be hit,
   // so it is passed over before the slab test (the same result, without its divisions), four
-  // boxes to a test.
-  Bounds sweep;
-  for (int axis = 0; axis < 3; ++axis) {
-    sweep.mins[axis] = std::min(start[axis], end[axis]) + mins[axis];
-    sweep.maxs[axis] = std::max(start[axis], end[axis]) + maxs[axis];
-  }
+  // boxes to a test. It is SweptBox's box (min(start, end) + mins is min(start + mins, end +
+  // mins), rounding being monotonic; and a non-finite sweep is all_solid, so it never gets here).
+  const Bounds sweep = swept != nullptr ? *swept : collision::SweptBox(start, end, mins, maxs);
   boxes_.boxes.ForEachIntersecting(sweep, [&](size_t i) {
     const Bounds box = boxes_.boxes.Get(i);
     // Strictly inside the box grown by the mover: SweepBoxVsBox would say start_inside, which
@@ -139,7 +152,7 @@ MoveTrace MoveClipper::ClipToEntities(const collision::Trace& wt, Vec3 start, Ve
     float f;
     Vec3 n;
     bool inside;
-    if (!SweepBoxVsBox(start, end, mins, maxs, box, &f, &n, &inside) || inside) return;
+    if (!SweepBoxVsBoxInline(start, end, mins, maxs, box, &f, &n, &inside) || inside) return;
     // The nearest hit; of entities hit at the same fraction the lowest id, and the map before
     // them all: so the result is the same in whatever order the boxes come.
     const EntityId id = boxes_.ids[i];

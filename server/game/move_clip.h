@@ -111,11 +111,15 @@ class MoveClipper {
  private:
   // CollisionWorld::TraceBox(start, end, mins, maxs), bit for bit, through the memo's clear box:
   // skipped inside it; a clear trace outside it makes a new one around its swept box.
-  collision::Trace MapTrace(Vec3 start, Vec3 end, Vec3 mins, Vec3 maxs) const;
+  // `swept` is collision::SweptBox(start, end, mins, maxs).
+  collision::Trace MapTrace(const Vec3& start, const Vec3& end, const Vec3& mins, const Vec3& maxs,
+                            const Bounds& swept) const;
 
-  // The combined trace, given the map's part `map` of the sweep start..end.
-  MoveTrace ClipToEntities(const collision::Trace& map, Vec3 start, Vec3 end, Vec3 mins,
-                           Vec3 maxs) const;
+  // The combined trace, given the map's part `map` of the sweep start..end: `map` clipped against
+  // the entity boxes. `swept` is collision::SweptBox(start, end, mins, maxs), or null to have it
+  // computed here if needed.
+  MoveTrace ClipToEntities(const collision::Trace& map, const Vec3& start, const Vec3& end,
+                           const Vec3& mins, const Vec3& maxs, const Bounds* swept) const;
 
   const collision::CollisionWorld& world_;
   const ClipBoxes& boxes_;
