@@ -17,12 +17,18 @@ namespace game {
 
 namespace {
 
+// std::remainder(yaw, 360) bit for bit: within [-180, 180] the quotient rounds to 0 (at +-180,
+// half-way, to the even 0), so the remainder is the yaw itself, signed zero included.
+float YawRemainder(float yaw) {
+  return (yaw >= -180.0f && yaw <= 180.0f) ? yaw : std::remainder(yaw, 360.0f);
+}
+
 int Substeps(int duration_ms) { return (duration_ms + kMaxSubstepMs - 1) / kMaxSubstepMs; }
 
 // The view angles a command runs with: pitch clamped to +-89 degrees, yaw in [-180, 180], no
 // roll. RegionOf aims with these too, so the declared cone is the one the weapon fires.
 Vec3 ExecutedViewAngles(const UserCmd& cmd) {
-  return {std::clamp(cmd.view_angles.x, -89.0f, 89.0f), std::remainder(cmd.view_angles.y, 360.0f), 0};
+  return {std::clamp(cmd.view_angles.x, -89.0f, 89.0f), YawRemainder(cmd.view_angles.y), 0};
 }
 
 int WeaponAfterImpulse(const Edict& p, const UserCmd& cmd) {

@@ -195,7 +195,9 @@ void AngleVectors(Vec3 angles, Vec3* forward, Vec3* right, Vec3* up) {
   const float roll = ReduceLargeAngle(angles.z) * kDegToRad;
   const float sy = std::sin(yaw), cy = std::cos(yaw);
   const float sp = std::sin(pitch), cp = std::cos(pitch);
-  const float sr = std::sin(roll), cr = std::cos(roll);
+  // No roll (every movement and weapon call): sin and cos of +-0 are +-0 and 1 exactly, spared
+  // the library call.
+  const float sr = roll == 0 ? roll : std::sin(roll), cr = roll == 0 ? 1.0f : std::cos(roll);
   *forward = {cp * cy, cp * sy, -sp};
   *right = {-sr * sp * cy + cr * sy, -sr * sp * sy - cr * cy, -sr * cp};
   *up = {cr * sp * cy + sr * sy, cr * sp * sy - sr * cy, cr * cp};

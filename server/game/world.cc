@@ -228,20 +228,6 @@ void World::InitState(uint64_t map_hash) {
 
 // ---- Accessors and the mutation path ----
 
-const Edict& World::Get(EntityId id) const {
-  AS_CHECK(id > 0 && id < object_count_, "edict id out of range");
-  if (region_check_) CheckAccess(id, "read");
-  return objects_[id].edict;
-}
-
-Edict& World::Mut(EntityId id) {
-  AS_CHECK(id > 0 && id < object_count_, "edict id out of range");
-  if (region_check_) CheckAccess(id, "write");
-  if (write_hook_) write_hook_(id);
-  if (written_hook_) NoteWritten(id);
-  return objects_[id].edict;
-}
-
 Globals& World::MutGlobals() {
   if (region_check_) {
     AS_CHECK(t_scope == nullptr || t_scope->world != this, "a command wrote the globals");

@@ -44,6 +44,7 @@
 #include <vector>
 
 #include "maps/map.h"
+#include "server/core/check.h"
 #include "server/areanode/areanode_tree.h"
 #include "server/collision/brush_grid.h"
 #include "server/collision/collision_world.h"
@@ -322,5 +323,20 @@ class World {
   std::map<uint64_t, EntityId> record_by_stamp_;  // LRU order: oldest leave first
   FreeIds free_records_;                          // lowest free first
 };
+
+// Inline: every command calls them a few times per entity it meets.
+inline const Edict& World::Get(EntityId id) const {
+  AS_CHECK(id > 0 && id < object_count_, "edict id out of range");
+  if (region_check_) CheckAccess(id, "read");
+  return objects_[id].edict;
+}
+
+inline Edict& World::Mut(EntityId id) {
+  AS_CHECK(id > 0 && id < object_count_, "edict id out of range");
+  if (region_check_) CheckAccess(id, "write");
+  if (write_hook_) write_hook_(id);
+  if (written_hook_) NoteWritten(id);
+  return objects_[id].edict;
+}
 
 }  // namespace game
