@@ -366,6 +366,7 @@ struct AreanodeTree::PaddedSegment {
   float pad;
   Bounds box;
 
+  PaddedSegment() = default;
   PaddedSegment(core::Vec3 s, core::Vec3 e, float p)
       : start(s), delta(e - s), pad(p), box(Bounds::Spanning(s, e).Expanded(p)) {
     for (int a = 0; a < 3; ++a) inv[a] = delta[a] != 0 ? 1.0f / delta[a] : 0.0f;
@@ -405,33 +406,69 @@ struct AreanodeTree::PaddedSegment {
 
 void AreanodeTree::QuerySegment(core::Vec3 start, core::Vec3 end, float pad,
                                 std::vector<EntityId>* out) const {
-  AS_CHECK(pad > 0 && core::IsFinite(start) && core::IsFinite(end), "AreanodeTree::QuerySegment: bad input");
-  out->clear();
-  const PaddedSegment segment(start, end, pad);
-  QuerySegmentNode(0, segment, 0.0f, 1.0f, out);
+  QuerySegments(start, &end, 1, pad, out);
 }
 
-// SV_AreaEdicts_r along a segment: scan this node's list, then descend into each child with the
-// part of the segment on its side (within the pad), so a long diagonal visits only the nodes it
-// passes near instead of every node under its bounding box. An empty parent, or a node whose
-// extent the segment misses (within the pad), is passed without its list or lock, as in QueryUnordered.
-void AreanodeTree::QuerySegmentNode(int node_id, const PaddedSegment& segment, float t0, float t1,
-                                    std::vector<EntityId>* out) const {
-  if (NodeSlot* slot = ParentSlot(node_id); MustScan(slot) && segment.Meets(LoadExtent(node_id))) {
-    ParentLock lock(slot);
-    const BoxColumns& boxes = node_boxes_[node_id];
-    const std::vector<EntityId>& ids = node_ids_[node_id];
-    for (size_t i = 0; i < boxes.size(); ++i) {
-      if (segment.Meets(boxes.Get(i))) out->push_back(ids[i]);
+void AreanodeTree::QuerySegments(core::Vec3 start, const core::Vec3* ends, int count, float pad,
+                                 std::vector<EntityId>* outs) const {
+  AS_CHECK(count >= 1 && count <= kMaxSegments, "AreanodeTree::QuerySegments: bad count");
+  PaddedSegment segments[kMaxSegments];
+  float t0[kMaxSegments], t1[kMaxSegments];
+  Bounds all = Bounds::Empty();
+  for (int k = 0; k < count; ++k) {
+    AS_CHECK(pad > 0 && core::IsFinite(start) && core::IsFinite(ends[k]),
+             "AreanodeTree::QuerySegments: bad input");
+    outs[k].clear();
+    segments[k] = PaddedSegment(start, ends[k], pad);
+    all.Add(segments[k].box);
+    t0[k] = 0.0f;
+    t1[k] = 1.0f;
+  }
+  QuerySegmentsNode(0, segments, all, (1u << count) - 1, t0, t1, outs);
+}
+
+// SV_AreaEdicts_r along segments: each active segment reads this node's list, then the walk
+// descends into each child with the part of each segment on its side (within the pad), so a long
+// diagonal visits only the nodes it passes near instead of every node under its bounding box. A
+// segment's list is what a walk of it alone would give, in the same order (the node, then side
+// 0, then side 1). An empty parent, or a node whose extent a segment misses (within the pad), is
+// passed by that segment without its list or lock, as in QueryUnordered. A box that meets no
+// segment's padded box (`all` holds them all) is passed over four at a time.
+void AreanodeTree::QuerySegmentsNode(int node_id, const PaddedSegment* segments,
+                                     const Bounds& all, unsigned active, const float* t0,
+                                     const float* t1, std::vector<EntityId>* outs) const {
+  if (NodeSlot* slot = ParentSlot(node_id); MustScan(slot)) {
+    const Bounds extent = LoadExtent(node_id);
+    unsigned scan = 0;
+    for (unsigned m = active; m != 0; m &= m - 1) {
+      const int k = __builtin_ctz(m);
+      if (segments[k].Meets(extent)) scan |= 1u << k;
+    }
+    if (scan != 0) {
+      ParentLock lock(slot);
+      const BoxColumns& boxes = node_boxes_[node_id];
+      const EntityId* ids = node_ids_[node_id].data();
+      boxes.ForEachIntersecting(all, [&](size_t i) {
+        const Bounds b = boxes.Get(i);
+        for (unsigned m = scan; m != 0; m &= m - 1) {
+          const int k = __builtin_ctz(m);
+          if (segments[k].Meets(b)) outs[k].push_back(ids[i]);
+        }
+      });
     }
   }
   const Node& node = nodes_[node_id];
   if (node.axis < 0) return;
   for (int side = 0; side < 2; ++side) {
-    float a = t0, b = t1;
-    if (segment.ClipToSide(node.axis, node.dist, side, &a, &b)) {
-      QuerySegmentNode(node.children[side], segment, a, b, out);
+    float a[kMaxSegments], b[kMaxSegments];
+    unsigned next = 0;
+    for (unsigned m = active; m != 0; m &= m - 1) {
+      const int k = __builtin_ctz(m);
+      a[k] = t0[k];
+      b[k] = t1[k];
+      if (segments[k].ClipToSide(node.axis, node.dist, side, &a[k], &b[k])) next |= 1u << k;
     }
+    if (next != 0) QuerySegmentsNode(node.children[side], segments, all, next, a, b, outs);
   }
 }
 

@@ -164,6 +164,12 @@ class AreanodeTree {
   // leaf locks of every leaf within `pad` of the segment may call it. Invariant: pad > 0, the
   // ends finite.
   void QuerySegment(core::Vec3 start, core::Vec3 end, float pad, std::vector<EntityId>* out) const;
+  // QuerySegment(start, ends[k], pad, &outs[k]) for every k < count (1..kMaxSegments), in one
+  // walk of the tree: each list the same, in the same order. A parent's lock is taken once for
+  // all the segments that read its list.
+  static constexpr int kMaxSegments = 8;
+  void QuerySegments(core::Vec3 start, const core::Vec3* ends, int count, float pad,
+                     std::vector<EntityId>* outs) const;
   // Replaces *out with the ids of leaves whose regions intersect `box`, ascending.
   void LeavesTouching(const Bounds& box, std::vector<int>* out) const;
   // As LeavesTouching(box), keeping only leaves whose regions also come within `slack` units of
@@ -185,8 +191,12 @@ class AreanodeTree {
   void CollectTouchingShape(int node_id, const Bounds& box, const core::ConvexXY& shape,
                             float slack, std::vector<int>* out) const;
   struct PaddedSegment;  // QuerySegment's segment, prepared for box tests (.cc)
-  void QuerySegmentNode(int node_id, const PaddedSegment& segment, float t0, float t1,
-                        std::vector<EntityId>* out) const;
+  // The walk of QuerySegments below node_id, for the segments whose bit is set in `active`
+  // (segment k's part on this node's side within [t0[k], t1[k]]); `all` holds every segment's
+  // padded box.
+  void QuerySegmentsNode(int node_id, const PaddedSegment* segments, const Bounds& all,
+                         unsigned active, const float* t0, const float* t1,
+                         std::vector<EntityId>* outs) const;
   // The parent slot to lock for node_id's list, or nullptr (a leaf, or parent locking off).
   NodeSlot* ParentSlot(int node_id) const {
     return (parent_locking_ && nodes_[node_id].axis >= 0) ? &slots_[node_id] : nullptr;

@@ -487,6 +487,57 @@ TEST_CASE("QuerySegment finds what the segment meets and reads only nodes near i
   }
 }
 
+// The shotgun's query: up to kMaxSegments segments from one start in one walk. Each list is what
+// the segment alone meets, and every parent list read comes within the pad of some segment.
+TEST_CASE("QuerySegments finds what each segment meets, in one walk", "[areanode]") {
+  constexpr int kEntities = 300;
+  constexpr float kPad = 1;
+  for (int depth = areanode::kMinDepth; depth <= areanode::kMaxDepth; ++depth) {
+    AreanodeTree tree(kWorld, depth, kEntities);
+    BoxMaker maker(tree, kWorld, 700 + depth);
+    std::vector<Bounds> boxes(kEntities);
+    for (EntityId id = 0; id < kEntities; ++id) tree.Link(id, boxes[id] = maker.Make());
+    tree.set_parent_locking(true);
+    std::vector<EntityId> got[AreanodeTree::kMaxSegments], alone;
+    std::vector<uint64_t> counts(tree.node_count());
+    int found_any = 0;
+    for (int k = 0; k < 200; ++k) {
+      const int count = 1 + k % AreanodeTree::kMaxSegments;
+      const Vec3 start = maker.Make().Center();
+      Vec3 ends[AreanodeTree::kMaxSegments];
+      const Vec3 aim = maker.Make().Center();
+      for (int j = 0; j < count; ++j) {  // a fan around one aim, as pellets spread
+        ends[j] = aim + Vec3{30.0f * j, -20.0f * j, 5.0f * (j % 3)};
+        if (k % 9 == 0 && j == 1) ends[j] = start;  // a point
+      }
+      for (int n = 0; n < tree.node_count(); ++n) counts[n] = tree.slot(n).lock_count;
+      tree.QuerySegments(start, ends, count, kPad, got);
+      for (int j = 0; j < count; ++j) {
+        std::vector<EntityId> sorted = got[j];
+        std::sort(sorted.begin(), sorted.end());
+        REQUIRE(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end());
+        for (EntityId id = 0; id < kEntities; ++id) {
+          const bool found = std::binary_search(sorted.begin(), sorted.end(), id);
+          if (BruteSegmentMeets(start, ends[j], boxes[id], kPad * 0.999)) REQUIRE(found);
+          if (found) REQUIRE(BruteSegmentMeets(start, ends[j], boxes[id], kPad * 1.001));
+        }
+        found_any += sorted.empty() ? 0 : 1;
+        tree.QuerySegment(start, ends[j], kPad, &alone);  // the same list, in the same order
+        REQUIRE(alone == got[j]);
+      }
+      for (int n = 0; n < tree.node_count(); ++n) {
+        if (tree.slot(n).lock_count == counts[n]) continue;
+        bool near = false;
+        for (int j = 0; j < count && !near; ++j) {
+          near = BruteSegmentMeets(start, ends[j], ExtendedRegion(tree, n, kWorld), kPad * 1.001);
+        }
+        REQUIRE(near);
+      }
+    }
+    CHECK(found_any > 100);
+  }
+}
+
 TEST_CASE("LeavesTouching with a shape keeps the box's leaves that meet the shape", "[areanode]") {
   for (int depth = areanode::kMinDepth; depth <= areanode::kMaxDepth; ++depth) {
     AreanodeTree tree(kWorld, depth, 1);

@@ -96,7 +96,8 @@ void World::FireMelee(EntityId player) {
 // Each pellet queries only the tree nodes along its own path: a query of the box around a
 // diagonal path would read (and need locks on) the whole rectangle around it.
 void World::FireShotgun(EntityId player) {
-  static thread_local std::vector<EntityId> near;
+  static_assert(kShotgunPellets <= areanode::AreanodeTree::kMaxSegments, "one walk for all pellets");
+  static thread_local std::vector<EntityId> near[kShotgunPellets];
   Edict& p = Mut(player);
   Vec3 forward, right, up;
   AngleVectors(p.view_angles, &forward, &right, &up);
@@ -112,10 +113,11 @@ void World::FireShotgun(EntityId player) {
   }
   std::pair<EntityId, int> hits[kShotgunPellets];
   int num_hits = 0;
+  // Each pellet's QuerySegment, in one walk of the tree (nothing changes before the damage).
+  QuerySegments(start, ends, kShotgunPellets, near);
   for (int i = 0; i < kShotgunPellets; ++i) {
-    QuerySegment(start, ends[i], &near);
     float f;
-    const EntityId victim = NearestHit(start, ends[i], player, near, &f);
+    const EntityId victim = NearestHit(start, ends[i], player, near[i], &f);
     if (victim <= 0) continue;
     int k = 0;
     while (k < num_hits && hits[k].first != victim) ++k;

@@ -322,14 +322,23 @@ void World::QueryBoxUnordered(const Bounds& box, std::vector<EntityId>* out) con
 }
 
 void World::QuerySegment(Vec3 start, Vec3 end, std::vector<EntityId>* out) const {
+  QuerySegments(start, &end, 1, out);
+}
+
+void World::QuerySegments(Vec3 start, const Vec3* ends, int count,
+                          std::vector<EntityId>* outs) const {
   if (region_check_) {
     const CommandScope* s = t_scope;
-    if (s != nullptr && s->world == this && !s->region.CoversSegment(start, end, kSegmentQueryPad)) {
-      CheckBox(Bounds::Spanning(start, end).Expanded(kSegmentQueryPad), "segment query");  // aborts
+    for (int k = 0; k < count; ++k) {
+      if (s != nullptr && s->world == this &&
+          !s->region.CoversSegment(start, ends[k], kSegmentQueryPad)) {
+        CheckBox(Bounds::Spanning(start, ends[k]).Expanded(kSegmentQueryPad),
+                 "segment query");  // aborts
+      }
     }
   }
-  tree_->QuerySegment(start, end, kSegmentQueryPad, out);
-  std::sort(out->begin(), out->end());
+  tree_->QuerySegments(start, ends, count, kSegmentQueryPad, outs);
+  for (int k = 0; k < count; ++k) std::sort(outs[k].begin(), outs[k].end());
 }
 
 void World::RelinkAll() {

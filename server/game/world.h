@@ -229,6 +229,9 @@ class World {
   void QueryBox(const Bounds& box, std::vector<EntityId>* out) const;
   void QueryBoxUnordered(const Bounds& box, std::vector<EntityId>* out) const;
   void QuerySegment(Vec3 start, Vec3 end, std::vector<EntityId>* out) const;
+  // QuerySegment(start, ends[k], &outs[k]) for k < count (at most
+  // areanode::AreanodeTree::kMaxSegments), in one walk of the tree.
+  void QuerySegments(Vec3 start, const Vec3* ends, int count, std::vector<EntityId>* outs) const;
   void CheckAccess(EntityId id, const char* what) const;
   void CheckBox(const Bounds& box, const char* what) const;
 
