@@ -33,6 +33,8 @@ inline Vec3 Normalize(Vec3 a) {
   float len = Length(a);
   return len > 1e-12f ? a * (1.0f / len) : Vec3{};
 }
-inline bool IsFinite(Vec3 a) { return std::isfinite(a.x) && std::isfinite(a.y) && std::isfinite(a.z); }
+// x - x is +0 for a finite x and NaN for an infinity or a NaN, so the sum is 0 exactly when all
+// three are finite: one test, no branch per coordinate (the build keeps IEEE semantics).
+inline bool IsFinite(Vec3 a) { return ((a.x - a.x) + (a.y - a.y) + (a.z - a.z)) == 0.0f; }
 
 }  // namespace core
