@@ -54,11 +54,13 @@ constexpr size_t kTriggerScanMax = 32;
 
 // Calls visit(id) for the trigger volumes whose bounds meet `box` (inclusive), by ascending id
 // (index into `volumes`): the map's order, in which the rules take them. `visit` returns false to
-// stop. `grid` holds the volumes' bounds; `Volumes` is World's private vector of TriggerVolume.
+// stop. `grid` holds the volumes' bounds, `all` the box of them all; `Volumes` is World's private
+// vector of TriggerVolume.
 template <class Volumes, class Visit>
 void ForEachVolumeMeeting(const Volumes& volumes, const collision::BrushGrid& grid,
-                          const Bounds& box, Visit&& visit) {
+                          const Bounds& all, const Bounds& box, Visit&& visit) {
   if (volumes.size() <= kTriggerScanMax) {
+    if (!all.Intersects(box)) return;  // most moves are far from every volume
     for (size_t i = 0; i < volumes.size(); ++i) {
       if (volumes[i].bounds.Intersects(box) && !visit(static_cast<uint32_t>(i))) return;
     }
@@ -117,7 +119,7 @@ Region World::RegionOf(EntityId player, const UserCmd& cmd) const {
   const bool fire = WillFire(p, cmd, weapon);
   const float melee = (fire && weapon == kWeaponAxe) ? kMeleeRange : 0;
   r.move_box = core.Expanded(melee).Expanded(kMaxEntitySize);
-  ForEachVolumeMeeting(teleporters_, teleporter_grid_, core, [&](uint32_t i) {
+  ForEachVolumeMeeting(teleporters_, teleporter_grid_, teleporters_bounds_, core, [&](uint32_t i) {
     if (r.teleport_count == kMaxTeleportBoxes) {
       r.whole_map = true;
       return false;
@@ -266,14 +268,14 @@ bool World::RunMovement(EntityId player, const UserCmd& cmd) {
     PlayerMove(clip, in, &s);
     const Bounds box = Bounds::At(s.origin, kPlayerMins, kPlayerMaxs);
     TouchItems(player, box, &items);
-    ForEachVolumeMeeting(jump_pads_, jump_pad_grid_, box, [&](uint32_t i) {
+    ForEachVolumeMeeting(jump_pads_, jump_pad_grid_, jump_pads_bounds_, box, [&](uint32_t i) {
       if (Touches(box, jump_pads_[i].brushes)) {
         s.velocity = jump_pads_[i].velocity;
         s.on_ground = false;
       }
       return true;
     });
-    ForEachVolumeMeeting(teleporters_, teleporter_grid_, box, [&](uint32_t i) {
+    ForEachVolumeMeeting(teleporters_, teleporter_grid_, teleporters_bounds_, box, [&](uint32_t i) {
       if (!Touches(box, teleporters_[i].brushes)) return true;
       teleporter = &teleporters_[i];
       return false;

@@ -176,6 +176,8 @@ core::Status World::Create(const maps::Map& map, const collision::CollisionWorld
   AS_CHECK(triggers.teleporters.size() == w->teleporters_.size() &&
                triggers.jump_pads.size() == w->jump_pads_.size(),
            "trigger grids and volumes disagree");
+  for (const TriggerVolume& v : w->teleporters_) w->teleporters_bounds_.Add(v.bounds);
+  for (const TriggerVolume& v : w->jump_pads_) w->jump_pads_bounds_.Add(v.bounds);
   w->teleporter_grid_.Build(triggers.teleporters);
   w->jump_pad_grid_.Build(triggers.jump_pads);
   w->hitscan_range_ = Length(map.bounds.Size()) + kHitscanRangeMargin;

@@ -306,6 +306,9 @@ class World {
   std::vector<PickupSpot> pickups_;
   std::vector<TriggerVolume> teleporters_;
   std::vector<TriggerVolume> jump_pads_;
+  // The box of every volume's bounds (Empty() if none): a box apart from it meets none of them.
+  Bounds teleporters_bounds_ = Bounds::Empty();
+  Bounds jump_pads_bounds_ = Bounds::Empty();
   // The volumes' bounds in grids (id i is teleporters_[i], jump_pads_[i]): a command looks at
   // the triggers near it, not at every one of the map's (up to maps::kMaxEntities).
   collision::BrushGrid teleporter_grid_;
