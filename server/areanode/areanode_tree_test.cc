@@ -450,39 +450,66 @@ bool BruteSegmentMeets(Vec3 start, Vec3 end, const Bounds& b, double pad) {
   return true;
 }
 
+// A tree of `entities` random boxes (BoxMaker), parent locking on, for the segment queries.
+struct SegmentWorld {
+  SegmentWorld(int depth, int entities, uint32_t seed)
+      : tree(kWorld, depth, entities), maker(tree, kWorld, seed), boxes(entities) {
+    for (EntityId id = 0; id < entities; ++id) tree.Link(id, boxes[id] = maker.Make());
+    tree.set_parent_locking(true);
+  }
+  std::vector<uint64_t> LockCounts() {
+    std::vector<uint64_t> counts(tree.node_count());
+    for (int n = 0; n < tree.node_count(); ++n) counts[n] = tree.slot(n).lock_count;
+    return counts;
+  }
+  // `got` (in any order) holds each entity once, every one whose box start..end meets within
+  // `pad`, and none farther (double-precision slack of 0.1% either way).
+  void RequireSegmentList(Vec3 start, Vec3 end, float pad, std::vector<EntityId> got) const {
+    std::sort(got.begin(), got.end());
+    REQUIRE(std::adjacent_find(got.begin(), got.end()) == got.end());
+    for (EntityId id = 0; id < static_cast<EntityId>(boxes.size()); ++id) {
+      const bool found = std::binary_search(got.begin(), got.end(), id);
+      if (BruteSegmentMeets(start, end, boxes[id], pad * 0.999)) REQUIRE(found);
+      if (found) REQUIRE(BruteSegmentMeets(start, end, boxes[id], pad * 1.001));
+    }
+  }
+  // Every parent list read since `counts` (LockCounts) belongs to a node whose region comes
+  // within `pad` of one of the segments start..ends[k].
+  void RequireReadsNear(const std::vector<uint64_t>& counts, Vec3 start, const Vec3* ends,
+                        int count, float pad) {
+    for (int n = 0; n < tree.node_count(); ++n) {
+      if (tree.slot(n).lock_count == counts[n]) continue;
+      bool near = false;
+      for (int k = 0; k < count && !near; ++k) {
+        near = BruteSegmentMeets(start, ends[k], ExtendedRegion(tree, n, kWorld), pad * 1.001);
+      }
+      REQUIRE(near);
+    }
+  }
+
+  AreanodeTree tree;
+  BoxMaker maker;
+  std::vector<Bounds> boxes;
+};
+
 }  // namespace
 
 TEST_CASE("QuerySegment finds what the segment meets and reads only nodes near it", "[areanode]") {
   constexpr int kEntities = 300;
   constexpr float kPad = 1;
   for (int depth = areanode::kMinDepth; depth <= areanode::kMaxDepth; ++depth) {
-    AreanodeTree tree(kWorld, depth, kEntities);
-    BoxMaker maker(tree, kWorld, 500 + depth);
-    std::vector<Bounds> boxes(kEntities);
-    for (EntityId id = 0; id < kEntities; ++id) tree.Link(id, boxes[id] = maker.Make());
-    tree.set_parent_locking(true);
+    SegmentWorld w(depth, kEntities, 500 + depth);
     std::vector<EntityId> got;
-    std::vector<uint64_t> counts(tree.node_count());
     for (int k = 0; k < 600; ++k) {
-      const Bounds a = maker.Make(), b = maker.Make();
+      const Bounds a = w.maker.Make(), b = w.maker.Make();
       const Vec3 start = a.Center();
       Vec3 end = b.Center();
       if (k % 5 == 0) end.x = start.x;  // parallel to a plane
       if (k % 7 == 0) end = start;      // a point
-      for (int n = 0; n < tree.node_count(); ++n) counts[n] = tree.slot(n).lock_count;
-      tree.QuerySegment(start, end, kPad, &got);
-      std::sort(got.begin(), got.end());
-      REQUIRE(std::adjacent_find(got.begin(), got.end()) == got.end());
-      for (EntityId id = 0; id < kEntities; ++id) {
-        const bool found = std::binary_search(got.begin(), got.end(), id);
-        if (BruteSegmentMeets(start, end, boxes[id], kPad * 0.999)) REQUIRE(found);
-        if (found) REQUIRE(BruteSegmentMeets(start, end, boxes[id], kPad * 1.001));
-      }
-      // Every parent list read belongs to a node whose region comes within the pad.
-      for (int n = 0; n < tree.node_count(); ++n) {
-        if (tree.slot(n).lock_count == counts[n]) continue;
-        REQUIRE(BruteSegmentMeets(start, end, ExtendedRegion(tree, n, kWorld), kPad * 1.001));
-      }
+      const std::vector<uint64_t> counts = w.LockCounts();
+      w.tree.QuerySegment(start, end, kPad, &got);
+      w.RequireSegmentList(start, end, kPad, got);
+      w.RequireReadsNear(counts, start, &end, 1, kPad);
     }
   }
 }
@@ -493,45 +520,26 @@ TEST_CASE("QuerySegments finds what each segment meets, in one walk", "[areanode
   constexpr int kEntities = 300;
   constexpr float kPad = 1;
   for (int depth = areanode::kMinDepth; depth <= areanode::kMaxDepth; ++depth) {
-    AreanodeTree tree(kWorld, depth, kEntities);
-    BoxMaker maker(tree, kWorld, 700 + depth);
-    std::vector<Bounds> boxes(kEntities);
-    for (EntityId id = 0; id < kEntities; ++id) tree.Link(id, boxes[id] = maker.Make());
-    tree.set_parent_locking(true);
+    SegmentWorld w(depth, kEntities, 700 + depth);
     std::vector<EntityId> got[AreanodeTree::kMaxSegments], alone;
-    std::vector<uint64_t> counts(tree.node_count());
     int found_any = 0;
     for (int k = 0; k < 200; ++k) {
       const int count = 1 + k % AreanodeTree::kMaxSegments;
-      const Vec3 start = maker.Make().Center();
+      const Vec3 start = w.maker.Make().Center();
       Vec3 ends[AreanodeTree::kMaxSegments];
-      const Vec3 aim = maker.Make().Center();
+      const Vec3 aim = w.maker.Make().Center();
       for (int j = 0; j < count; ++j) {  // a fan around one aim, as pellets spread
         ends[j] = aim + Vec3{30.0f * j, -20.0f * j, 5.0f * (j % 3)};
         if (k % 9 == 0 && j == 1) ends[j] = start;  // a point
       }
-      for (int n = 0; n < tree.node_count(); ++n) counts[n] = tree.slot(n).lock_count;
-      tree.QuerySegments(start, ends, count, kPad, got);
+      const std::vector<uint64_t> counts = w.LockCounts();
+      w.tree.QuerySegments(start, ends, count, kPad, got);
+      w.RequireReadsNear(counts, start, ends, count, kPad);
       for (int j = 0; j < count; ++j) {
-        std::vector<EntityId> sorted = got[j];
-        std::sort(sorted.begin(), sorted.end());
-        REQUIRE(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end());
-        for (EntityId id = 0; id < kEntities; ++id) {
-          const bool found = std::binary_search(sorted.begin(), sorted.end(), id);
-          if (BruteSegmentMeets(start, ends[j], boxes[id], kPad * 0.999)) REQUIRE(found);
-          if (found) REQUIRE(BruteSegmentMeets(start, ends[j], boxes[id], kPad * 1.001));
-        }
-        found_any += sorted.empty() ? 0 : 1;
-        tree.QuerySegment(start, ends[j], kPad, &alone);  // the same list, in the same order
+        w.RequireSegmentList(start, ends[j], kPad, got[j]);
+        found_any += got[j].empty() ? 0 : 1;
+        w.tree.QuerySegment(start, ends[j], kPad, &alone);  // the same list, in the same order
         REQUIRE(alone == got[j]);
-      }
-      for (int n = 0; n < tree.node_count(); ++n) {
-        if (tree.slot(n).lock_count == counts[n]) continue;
-        bool near = false;
-        for (int j = 0; j < count && !near; ++j) {
-          near = BruteSegmentMeets(start, ends[j], ExtendedRegion(tree, n, kWorld), kPad * 1.001);
-        }
-        REQUIRE(near);
       }
     }
     CHECK(found_any > 100);

@@ -135,10 +135,7 @@ void CheckMapBrushes(const maps::Map& map, uint32_t seed, int per_brush, Tally* 
 }  // namespace
 
 TEST_CASE("a clip that stops early leaves the trace as reading every plane does: shipped maps") {
-  const std::string path =
-      GENERATE(as<std::string>{}, "maps/dm_arena.map", "maps/dm_small.map",
-               "maps/metropolis.map", "maps/librequake/lqdm1.map", "maps/librequake/lqdm3.map",
-               "maps/librequake/lqdm6.map");
+  const std::string path = GENERATE(from_range(testing::ShippedMaps()));
   INFO(path);
   maps::Map map;
   REQUIRE(maps::LoadMap(path, &map).ok());

@@ -101,9 +101,7 @@ void CheckSamePlanes(const maps::Brush& brush) {
 }  // namespace
 
 TEST_CASE("clip planes: every brush of every shipped map gets the pair search's planes") {
-  for (const char* path : {"maps/dm_small.map", "maps/dm_arena.map", "maps/metropolis.map",
-                           "maps/librequake/lqdm1.map", "maps/librequake/lqdm3.map",
-                           "maps/librequake/lqdm6.map"}) {
+  for (const std::string& path : testing::ShippedMaps()) {
     INFO(path);
     maps::Map map;
     REQUIRE(maps::LoadMap(path, &map).ok());

@@ -142,10 +142,7 @@ TEST_CASE("rays find what clipping every brush finds: a random map") {
 }
 
 TEST_CASE("rays find what clipping every brush finds: the maps we ship") {
-  const std::string path =
-      GENERATE(as<std::string>{}, "maps/dm_arena.map", "maps/dm_small.map",
-               "maps/metropolis.map", "maps/librequake/lqdm1.map", "maps/librequake/lqdm3.map",
-               "maps/librequake/lqdm6.map");
+  const std::string path = GENERATE(from_range(testing::ShippedMaps()));
   INFO(path);
   maps::Map map;
   REQUIRE(maps::LoadMap(path, &map).ok());

@@ -159,6 +159,11 @@ std::vector<Query> RandomQueries(const maps::Map& map, uint32_t seed, int count)
   return queries;
 }
 
+std::vector<std::string> ShippedMaps() {
+  return {"maps/dm_arena.map",         "maps/dm_small.map",         "maps/metropolis.map",
+          "maps/librequake/lqdm1.map", "maps/librequake/lqdm3.map", "maps/librequake/lqdm6.map"};
+}
+
 std::string NearSpheresMapText(int faces, const std::vector<Vec3>& centres) {
   std::string text = "{\n\"classname\" \"worldspawn\"\n";
   const double golden = M_PI * (3 - std::sqrt(5.0));

@@ -31,6 +31,10 @@ bool BoxOverlapsBrush(Vec3 origin, Vec3 mins, Vec3 maxs, const maps::Brush& brus
 // Same against every kSolid brush of `map`; returns the first overlapping index or -1.
 int FirstOverlap(const maps::Map& map, Vec3 origin, Vec3 mins, Vec3 maxs, float tolerance);
 
+// The six maps the project ships (maps/, relative to the source tree), for tests that run on
+// every one of them.
+std::vector<std::string> ShippedMaps();
+
 // The text of a map of near-spheres of radius 256, one brush per centre: `faces` planes tangent
 // at Fibonacci points of the sphere (the audit's generator of hostile brushes), each written as
 // three points. Parse it with maps::ParseMap.
