@@ -84,12 +84,13 @@ class World final : public CollisionWorld {
 
  private:
   void AddBrush(const maps::Brush& brush, int map_index, BrushSet* set);
-  // `pushed`: PushedCache(sweep), null or the pushed dists of every plane for the sweep's hull.
+  // `pushed`: null, or the pushed dists of every plane for the sweep's box (HullPushed,
+  // pushed_zero_).
   void ClipBrush(const Sweep& sweep, const BrushRecord& b, const float* pushed, Trace* trace) const;
   void TraceRay(const Sweep& sweep, const Bounds& swept, Trace* trace) const;
-  // The planes' dists pushed out by the sweep's hull if it is one the world keeps them for (the
-  // hull compared bit for bit), else null.
-  const float* PushedCache(const Sweep& sweep) const;
+  // The planes' dists pushed out by the sweep's box if it is the options' kept hull (compared
+  // bit for bit), else null. Rays read pushed_zero_.
+  const float* HullPushed(const Sweep& sweep) const;
   bool InsideAny(const BrushSet& set, Vec3 p) const;
 
   Options options_;
@@ -202,16 +203,11 @@ World::World(const maps::Map& map, const Options& options) : options_(options) {
   }
 }
 
-const float* World::PushedCache(const Sweep& sweep) const {
+const float* World::HullPushed(const Sweep& sweep) const {
   static_assert(sizeof(Vec3) == 3 * sizeof(float), "Vec3 compared bytewise");
-  const Vec3 zero{};
   if (options_.cache_hull && std::memcmp(&sweep.mins, &options_.hull_mins, sizeof(Vec3)) == 0 &&
       std::memcmp(&sweep.maxs, &options_.hull_maxs, sizeof(Vec3)) == 0) {
     return pushed_hull_.data();
-  }
-  if (std::memcmp(&sweep.mins, &zero, sizeof(Vec3)) == 0 &&
-      std::memcmp(&sweep.maxs, &zero, sizeof(Vec3)) == 0) {
-    return pushed_zero_.data();
   }
   return nullptr;
 }
@@ -265,13 +261,7 @@ void World::ClipBrush(const Sweep& sweep, const BrushRecord& b, const float* pus
 Trace World::TraceBox(const Vec3& start, const Vec3& end, const Vec3& mins,
                       const Vec3& maxs) const {
   Trace trace;
-  // x - x is 0 for a finite x and NaN for an infinity or a NaN, so the sum is 0 exactly when all
-  // twelve coordinates are finite: one test in place of twelve.
-  const float finite = (start.x - start.x) + (start.y - start.y) + (start.z - start.z) +
-                       (end.x - end.x) + (end.y - end.y) + (end.z - end.z) +
-                       (mins.x - mins.x) + (mins.y - mins.y) + (mins.z - mins.z) +
-                       (maxs.x - maxs.x) + (maxs.y - maxs.y) + (maxs.z - maxs.z);
-  if (!(finite == 0.0f)) {
+  if (!core::AllFinite(start, end, mins, maxs)) {
     trace.fraction = 0;
     trace.start_solid = trace.all_solid = true;
     trace.end = core::IsFinite(start) ? start : Vec3{};
@@ -283,7 +273,7 @@ Trace World::TraceBox(const Vec3& start, const Vec3& end, const Vec3& mins,
   if (mins == Vec3{} && maxs == Vec3{}) {
     TraceRay(sweep, swept, &trace);
   } else {
-    const float* pushed = PushedCache(sweep);
+    const float* pushed = HullPushed(sweep);
     solid_.grid.Query(swept, [&](uint32_t id) {  // only brushes whose bounds meet `swept`
       ClipBrush(sweep, solid_.brushes[id], pushed, &trace);
       return !trace.all_solid;
@@ -304,7 +294,7 @@ void World::TraceRay(const Sweep& sweep, const Bounds& swept, Trace* trace) cons
   stamps.Begin(solid_.brushes.size());
   const float length = Length(sweep.end - sweep.start);
   const float margin = length > 0 ? kRayStopMargin / length : 0.0f;
-  const float* pushed = PushedCache(sweep);
+  const float* pushed = pushed_zero_.data();  // a ray's box is zero
   solid_.ray_grid.QuerySegment(
       sweep.start, sweep.end,
       [&](uint32_t id) {

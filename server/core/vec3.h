@@ -33,8 +33,13 @@ inline Vec3 Normalize(Vec3 a) {
   float len = Length(a);
   return len > 1e-12f ? a * (1.0f / len) : Vec3{};
 }
-// x - x is +0 for a finite x and NaN for an infinity or a NaN, so the sum is 0 exactly when all
-// three are finite: one test, no branch per coordinate (the build keeps IEEE semantics).
-inline bool IsFinite(Vec3 a) { return ((a.x - a.x) + (a.y - a.y) + (a.z - a.z)) == 0.0f; }
+// Whether every coordinate of every vector is finite. x - x is +0 for a finite x and NaN for an
+// infinity or a NaN, so the sum is 0 exactly when all are finite: one test, no branch per
+// coordinate (the build keeps IEEE semantics).
+template <class... V>
+inline bool AllFinite(const V&... v) {
+  return (((v.x - v.x) + (v.y - v.y) + (v.z - v.z)) + ...) == 0.0f;
+}
+inline bool IsFinite(Vec3 a) { return AllFinite(a); }
 
 }  // namespace core
