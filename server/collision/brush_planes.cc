@@ -42,11 +42,9 @@ bool HasNormal(const std::vector<maps::Plane>& planes, size_t first, Vec3 n) {
   return false;
 }
 
-// Adds the plane with unit normal `n` supporting the brush, unless one with that normal exists.
-void AddSupportingPlane(const maps::Brush& brush, Vec3 n, size_t first,
-                        std::vector<maps::Plane>* out) {
-  if (HasNormal(*out, first, n)) return;
-  out->push_back({n, MaxProjection(brush.vertices, n)});
+// Adds the plane {n, dist}, unless out[first..] has one with that normal.
+void AddPlane(Vec3 n, float dist, size_t first, std::vector<maps::Plane>* out) {
+  if (!HasNormal(*out, first, n)) out->push_back({n, dist});
 }
 
 bool OnPlane(const maps::Plane& p, Vec3 v) {
@@ -107,13 +105,13 @@ std::vector<Edge> FindEdges(const maps::Brush& brush) {
 void AppendClipPlanes(const maps::Brush& brush, std::vector<maps::Plane>* out) {
   const size_t first = out->size();
   for (const maps::Plane& p : brush.planes) {
-    if (!HasNormal(*out, first, p.normal)) out->push_back(p);
+    AddPlane(p.normal, p.dist, first, out);
   }
   for (int axis = 0; axis < 3; ++axis) {
     for (float sign : {1.0f, -1.0f}) {
       Vec3 n;
       n[axis] = sign;
-      AddSupportingPlane(brush, n, first, out);
+      if (!HasNormal(*out, first, n)) out->push_back({n, MaxProjection(brush.vertices, n)});
     }
   }
   // Edge bevels: an edge is where two faces share at least two vertices; its direction runs
@@ -128,10 +126,11 @@ void AppendClipPlanes(const maps::Brush& brush, std::vector<maps::Plane>* out) {
       Vec3 n = core::Normalize(Cross(edge, unit));
       if (Length(n) < 0.5f) continue;  // edge parallel to the axis: no bevel
       for (Vec3 candidate : {n, -n}) {
-        // Only a plane that touches the brush along this edge is a face of brush (+) box.
+        // Only a plane that touches the brush along this edge is a face of brush (+) box. Its
+        // dist is SupportsAlong's, MaxProjection's bit for bit.
         float dist;
         if (!SupportsAlong(brush.vertices, candidate, a, b, &dist)) continue;
-        AddSupportingPlane(brush, candidate, first, out);
+        AddPlane(candidate, dist, first, out);
       }
     }
   }
