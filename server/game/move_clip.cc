@@ -17,60 +17,6 @@ thread_local uint64_t t_move_traces = 0;
 
 uint64_t ThisThreadMoveTraces() { return t_move_traces; }
 
-namespace {
-
-// SweepBoxVsBox's body, inlined into ClipToEntities (which calls it for every box it cannot pass
-// over) without the by-value calling convention.
-[[gnu::always_inline]] inline bool SweepBoxVsBoxInline(const Vec3& start, const Vec3& end,
-                                                      const Vec3& mins, const Vec3& maxs,
-                                                      const Bounds& target, float* fraction,
-                                                      Vec3* normal, bool* start_inside) {
-  const Vec3 lo = target.mins - maxs;  // the point `start` moves against this grown box
-  const Vec3 hi = target.maxs - mins;
-  const Vec3 d = end - start;
-  float t_enter = -std::numeric_limits<float>::infinity();
-  float t_exit = std::numeric_limits<float>::infinity();
-  int enter_axis = -1;
-  for (int axis = 0; axis < 3; ++axis) {
-    const float s = start[axis];
-    const float di = d[axis];
-    if (std::fabs(di) < 1e-9f) {
-      if (s <= lo[axis] || s >= hi[axis]) return false;  // parallel and outside (or touching)
-      continue;
-    }
-    float t0 = (lo[axis] - s) / di;
-    float t1 = (hi[axis] - s) / di;
-    if (t0 > t1) std::swap(t0, t1);
-    if (t0 > t_enter) {
-      t_enter = t0;
-      enter_axis = axis;
-    }
-    if (t1 < t_exit) t_exit = t1;
-  }
-  if (t_enter >= t_exit || t_exit <= 0 || t_enter > 1) return false;
-  *start_inside = false;
-  if (t_enter < 0 || enter_axis < 0) {
-    *start_inside = true;
-    *fraction = 0;
-    *normal = Vec3{};
-    return true;
-  }
-  const float speed = std::fabs(d[enter_axis]);
-  float f = t_enter - collision::kDistEpsilon / speed;
-  *fraction = f < 0 ? 0 : f;
-  Vec3 n;
-  n[enter_axis] = d[enter_axis] > 0 ? -1.0f : 1.0f;
-  *normal = n;
-  return true;
-}
-
-}  // namespace
-
-bool SweepBoxVsBox(Vec3 start, Vec3 end, Vec3 mins, Vec3 maxs, const Bounds& target,
-                   float* fraction, Vec3* normal, bool* start_inside) {
-  return SweepBoxVsBoxInline(start, end, mins, maxs, target, fraction, normal, start_inside);
-}
-
 collision::Trace MoveClipper::MapTrace(const Vec3& start, const Vec3& end, const Vec3& mins,
                                        const Vec3& maxs, const Bounds& swept) const {
   if (memo_ == nullptr) return world_.TraceBox(start, end, mins, maxs);
@@ -94,7 +40,7 @@ collision::Trace MoveClipper::MapTrace(const Vec3& start, const Vec3& end, const
 
 MoveTrace MoveClipper::Trace(Vec3 start, Vec3 end, Vec3 mins, Vec3 maxs) const {
   const Bounds swept = collision::SweptBox(start, end, mins, maxs);
-  return ClipToEntities(MapTrace(start, end, mins, maxs, swept), start, end, mins, maxs, &swept);
+  return ClipToEntities(MapTrace(start, end, mins, maxs, swept), start, end, mins, maxs, swept);
 }
 
 MoveTrace MoveClipper::ProbeGround(Vec3 origin) const {
@@ -105,9 +51,9 @@ MoveTrace MoveClipper::ProbeGround(Vec3 origin) const {
     return Trace(origin, end, kPlayerMins, kPlayerMaxs);
   }
   MapTraceMemo& m = *memo_;
+  const Bounds swept = collision::SweptBox(origin, end, kPlayerMins, kPlayerMaxs);
   if (!m.probe_valid || std::memcmp(&m.probe_origin, &origin, sizeof(Vec3)) != 0) {
-    const collision::Trace t = MapTrace(origin, end, kPlayerMins, kPlayerMaxs,
-                                        collision::SweptBox(origin, end, kPlayerMins, kPlayerMaxs));
+    const collision::Trace t = MapTrace(origin, end, kPlayerMins, kPlayerMaxs, swept);
     m.probe_origin = origin;
     m.probe_fraction = t.fraction;
     m.probe_normal = t.normal;
@@ -121,12 +67,12 @@ MoveTrace MoveClipper::ProbeGround(Vec3 origin) const {
   map.start_solid = m.probe_start_solid;
   map.all_solid = m.probe_all_solid;
   map.end = collision::TraceEnd(origin, end, map.fraction);
-  return ClipToEntities(map, origin, end, kPlayerMins, kPlayerMaxs, nullptr);
+  return ClipToEntities(map, origin, end, kPlayerMins, kPlayerMaxs, swept);
 }
 
 MoveTrace MoveClipper::ClipToEntities(const collision::Trace& wt, const Vec3& start,
                                       const Vec3& end, const Vec3& mins, const Vec3& maxs,
-                                      const Bounds* swept) const {
+                                      const Bounds& swept) const {
   ++t_move_traces;
   MoveTrace t;
   t.fraction = wt.fraction;
@@ -137,10 +83,9 @@ MoveTrace MoveClipper::ClipToEntities(const collision::Trace& wt, const Vec3& st
   if (t.all_solid || boxes_.boxes.empty()) return t;
   // The space the mover sweeps through: a box strictly apart from it on some axis cannot be hit,
   // so it is passed over before the slab test (the same result, without its divisions), four
-  // boxes to a test. It is SweptBox's box (min(start, end) + mins is min(start + mins, end +
+  // boxes to a test. That space is `swept` (min(start, end) + mins is min(start + mins, end +
   // mins), rounding being monotonic; and a non-finite sweep is all_solid, so it never gets here).
-  const Bounds sweep = swept != nullptr ? *swept : collision::SweptBox(start, end, mins, maxs);
-  boxes_.boxes.ForEachIntersecting(sweep, [&](size_t i) {
+  boxes_.boxes.ForEachIntersecting(swept, [&](size_t i) {
     const Bounds box = boxes_.boxes.Get(i);
     // Strictly inside the box grown by the mover: SweepBoxVsBox would say start_inside, which
     // is ignored (see the header). Again the same result, sooner.
@@ -152,7 +97,7 @@ MoveTrace MoveClipper::ClipToEntities(const collision::Trace& wt, const Vec3& st
     float f;
     Vec3 n;
     bool inside;
-    if (!SweepBoxVsBoxInline(start, end, mins, maxs, box, &f, &n, &inside) || inside) return;
+    if (!SweepBoxVsBox(start, end, mins, maxs, box, &f, &n, &inside) || inside) return;
     // The nearest hit; of entities hit at the same fraction the lowest id, and the map before
     // them all: so the result is the same in whatever order the boxes come.
     const EntityId id = boxes_.ids[i];

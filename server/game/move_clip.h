@@ -3,7 +3,10 @@
 // (box-vs-box sweeps done here). Lives on the executing thread's stack; not shared.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
+#include <utility>
 #include <vector>
 
 #include "server/collision/collision_world.h"
@@ -54,8 +57,49 @@ struct MoveTrace {
 // box `target`. Returns true on a hit: *fraction is backed off kDistEpsilon along the hit axis and
 // *normal is that axis. If the swept box starts inside `target`, sets *start_inside and returns
 // true with fraction 0. Touching without moving inward is not a hit.
-bool SweepBoxVsBox(Vec3 start, Vec3 end, Vec3 mins, Vec3 maxs, const Bounds& target,
-                   float* fraction, Vec3* normal, bool* start_inside);
+// Inline: ClipToEntities runs it for every box its swept box cannot pass over.
+[[gnu::always_inline]] inline bool SweepBoxVsBox(const Vec3& start, const Vec3& end,
+                                                const Vec3& mins, const Vec3& maxs,
+                                                const Bounds& target, float* fraction,
+                                                Vec3* normal, bool* start_inside) {
+  const Vec3 lo = target.mins - maxs;  // the point `start` moves against this grown box
+  const Vec3 hi = target.maxs - mins;
+  const Vec3 d = end - start;
+  float t_enter = -std::numeric_limits<float>::infinity();
+  float t_exit = std::numeric_limits<float>::infinity();
+  int enter_axis = -1;
+  for (int axis = 0; axis < 3; ++axis) {
+    const float s = start[axis];
+    const float di = d[axis];
+    if (std::fabs(di) < 1e-9f) {
+      if (s <= lo[axis] || s >= hi[axis]) return false;  // parallel and outside (or touching)
+      continue;
+    }
+    float t0 = (lo[axis] - s) / di;
+    float t1 = (hi[axis] - s) / di;
+    if (t0 > t1) std::swap(t0, t1);
+    if (t0 > t_enter) {
+      t_enter = t0;
+      enter_axis = axis;
+    }
+    if (t1 < t_exit) t_exit = t1;
+  }
+  if (t_enter >= t_exit || t_exit <= 0 || t_enter > 1) return false;
+  *start_inside = false;
+  if (t_enter < 0 || enter_axis < 0) {
+    *start_inside = true;
+    *fraction = 0;
+    *normal = Vec3{};
+    return true;
+  }
+  const float speed = std::fabs(d[enter_axis]);
+  float f = t_enter - collision::kDistEpsilon / speed;
+  *fraction = f < 0 ? 0 : f;
+  Vec3 n;
+  n[enter_axis] = d[enter_axis] > 0 ? -1.0f : 1.0f;
+  *normal = n;
+  return true;
+}
 
 // Movement traces run by MoveClipper on this thread so far (for benchmarks).
 uint64_t ThisThreadMoveTraces();
@@ -116,10 +160,9 @@ class MoveClipper {
                             const Bounds& swept) const;
 
   // The combined trace, given the map's part `map` of the sweep start..end: `map` clipped against
-  // the entity boxes. `swept` is collision::SweptBox(start, end, mins, maxs), or null to have it
-  // computed here if needed.
+  // the entity boxes. `swept` is collision::SweptBox(start, end, mins, maxs).
   MoveTrace ClipToEntities(const collision::Trace& map, const Vec3& start, const Vec3& end,
-                           const Vec3& mins, const Vec3& maxs, const Bounds* swept) const;
+                           const Vec3& mins, const Vec3& maxs, const Bounds& swept) const;
 
   const collision::CollisionWorld& world_;
   const ClipBoxes& boxes_;
