@@ -175,7 +175,7 @@ void AreanodeTree::ClearExtent(int node_id) {
   }
 }
 
-Bounds AreanodeTree::LoadExtent(int node_id) const {
+inline Bounds AreanodeTree::LoadExtent(int node_id) const {
   const Extent& e = extent_[static_cast<size_t>(node_id)];
   Bounds b;
   for (int a = 0; a < 3; ++a) {
@@ -265,14 +265,6 @@ void AreanodeTree::Query(const Bounds& box, std::vector<EntityId>* out) const {
   std::sort(out->begin(), out->end());
 }
 
-inline bool AreanodeTree::ExtentMeets(int node_id, const Bounds& box) const {
-  const Extent& e = extent_[static_cast<size_t>(node_id)];
-  constexpr auto kRelaxed = std::memory_order_relaxed;
-  return e.lo[0].load(kRelaxed) <= box.maxs.x && e.hi[0].load(kRelaxed) >= box.mins.x &&
-         e.lo[1].load(kRelaxed) <= box.maxs.y && e.hi[1].load(kRelaxed) >= box.mins.y &&
-         e.lo[2].load(kRelaxed) <= box.maxs.z && e.hi[2].load(kRelaxed) >= box.mins.z;
-}
-
 // SV_AreaEdicts_r, with a stack in place of the recursion: scan a node's list, then walk its
 // subtree above the plane and then the one below, each only if the box reaches its side
 // strictly; the box is splatted once for every list, four boxes to a test. A box whose face lies
@@ -300,7 +292,7 @@ void AreanodeTree::QueryUnordered(const Bounds& box, std::vector<EntityId>* out)
   int num_pending = 0;
   int n = 0;
   for (;;) {
-    if (NodeSlot* slot = ParentSlot(n); MustScan(slot) && ExtentMeets(n, box)) {
+    if (NodeSlot* slot = ParentSlot(n); MustScan(slot) && LoadExtent(n).Intersects(box)) {
       ParentLock lock(slot);
       node_boxes_[n].AppendIntersecting(q, node_ids_[n].data(), out);
     }
@@ -322,7 +314,6 @@ void AreanodeTree::QueryUnordered(const Bounds& box, std::vector<EntityId>* out)
     n = pending[--num_pending];
   }
 }
-
 
 // Inclusive descent: a child's closed region (infinite beyond the world edges) meets the box
 // iff the box reaches its side of every plane above it, touching allowed.

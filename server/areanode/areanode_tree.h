@@ -184,8 +184,6 @@ class AreanodeTree {
   void Build(const Bounds& world);
   void InsertInNode(int node_id, EntityId id, const Bounds& box);
   void RemoveFromNode(int node_id, EntityId id);
-  // LoadExtent(node_id).Intersects(box), without building the Bounds.
-  bool ExtentMeets(int node_id, const Bounds& box) const;
   void CollectTouching(int node_id, const Bounds& box, bool leaves_only,
                        std::vector<int>* out) const;
   void CollectTouchingShape(int node_id, const Bounds& box, const core::ConvexXY& shape,

@@ -329,11 +329,9 @@ void World::QuerySegment(Vec3 start, Vec3 end, std::vector<EntityId>* out) const
 
 void World::QuerySegments(Vec3 start, const Vec3* ends, int count,
                           std::vector<EntityId>* outs) const {
-  if (region_check_) {
-    const CommandScope* s = t_scope;
+  if (const CommandScope* s = t_scope; region_check_ && s != nullptr && s->world == this) {
     for (int k = 0; k < count; ++k) {
-      if (s != nullptr && s->world == this &&
-          !s->region.CoversSegment(start, ends[k], kSegmentQueryPad)) {
+      if (!s->region.CoversSegment(start, ends[k], kSegmentQueryPad)) {
         CheckBox(Bounds::Spanning(start, ends[k]).Expanded(kSegmentQueryPad),
                  "segment query");  // aborts
       }
