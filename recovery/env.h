@@ -22,6 +22,9 @@ class File {
   virtual core::Status PWrite(uint64_t offset, std::string_view data) = 0;  // anywhere
   // Reads up to n bytes at offset into *out (shorter only at end of file).
   virtual core::Status Read(uint64_t offset, size_t n, std::string* out) = 0;
+  // Reads up to n bytes at offset into dst[0..n) and sets *got to how many (fewer only at end of
+  // file): Read into memory the caller provides, for reads too large to zero first (ByteBuffer).
+  virtual core::Status ReadInto(uint64_t offset, size_t n, char* dst, size_t* got) = 0;
   virtual core::Status Sync() = 0;      // fsync: data and metadata
   virtual core::Status DataSync() = 0;  // fdatasync: data (and the size, which it needs)
   virtual core::Status Truncate(uint64_t size) = 0;

@@ -41,16 +41,21 @@ class PosixFile final : public File {
   core::Status Read(uint64_t offset, size_t n, std::string* out) override {
     out->resize(n);
     size_t got = 0;
-    while (got < n) {
-      ssize_t r = ::pread(fd_, out->data() + got, n - got, static_cast<off_t>(offset + got));
+    core::Status s = ReadInto(offset, n, out->data(), &got);
+    out->resize(got);
+    return s;
+  }
+  core::Status ReadInto(uint64_t offset, size_t n, char* dst, size_t* got) override {
+    *got = 0;
+    while (*got < n) {
+      ssize_t r = ::pread(fd_, dst + *got, n - *got, static_cast<off_t>(offset + *got));
       if (r < 0) {
         if (errno == EINTR) continue;
         return ErrnoStatus("pread", path_, errno);
       }
       if (r == 0) break;
-      got += static_cast<size_t>(r);
+      *got += static_cast<size_t>(r);
     }
-    out->resize(got);
     return core::Status::OK();
   }
   core::Status Sync() override {

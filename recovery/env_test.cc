@@ -37,6 +37,17 @@ void CheckBasicFileOps(Env* env, const std::string& dir) {
   std::string got;
   REQUIRE(f->Read(6, 100, &got).ok());
   CHECK(got == "world");
+  // ReadInto: into the caller's memory, short only at the end of the file.
+  char buf[16];
+  size_t n = 99;
+  REQUIRE(f->ReadInto(1, 4, buf, &n).ok());
+  CHECK(std::string(buf, n) == "ello");
+  REQUIRE(f->ReadInto(6, sizeof(buf), buf, &n).ok());
+  CHECK(std::string(buf, n) == "world");
+  REQUIRE(f->ReadInto(11, 4, buf, &n).ok());
+  CHECK(n == 0);
+  REQUIRE(f->ReadInto(500, 4, buf, &n).ok());
+  CHECK(n == 0);
   REQUIRE(f->Truncate(5).ok());
   REQUIRE(f->Sync().ok());
   f.reset();
@@ -174,6 +185,17 @@ TEST_CASE("FaultEnv injects EIO and ENOSPC on demand", "[env][fault]") {
   CHECK(s.code() == core::Status::Code::kIoError);
   CHECK(s.message().find("/db/f") != std::string::npos);
   CHECK(f->Sync().ok());  // count was 1
+  REQUIRE(f->Append("abc").ok());
+  env.InjectFault(FaultEnv::kOpRead, core::Status::IoError("EIO"), /*skip=*/0, /*count=*/1);
+  char buf[4];
+  size_t n = 99;
+  core::Status read = f->ReadInto(0, 3, buf, &n);
+  CHECK(read.code() == core::Status::Code::kIoError);
+  CHECK(read.message().find("/db/f") != std::string::npos);
+  CHECK(n == 0);
+  REQUIRE(f->ReadInto(0, 3, buf, &n).ok());
+  CHECK(std::string(buf, n) == "abc");
+  REQUIRE(f->Truncate(0).ok());
   env.SetSpaceLimit(10);
   CHECK(f->Append("12345678").ok());
   core::Status full = f->Append("too much");
@@ -181,7 +203,7 @@ TEST_CASE("FaultEnv injects EIO and ENOSPC on demand", "[env][fault]") {
   std::string got;
   REQUIRE(env.GetFile("/db/f", &got));
   CHECK(got == "12345678");  // a failed write applies nothing
-  CHECK(env.injected_failures() == 2);
+  CHECK(env.injected_failures() == 3);
 }
 
 }  // namespace recovery

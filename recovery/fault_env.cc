@@ -3,6 +3,7 @@
 #include "recovery/fault_env.h"
 
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 
 namespace recovery {
@@ -60,6 +61,16 @@ class FaultEnv::FaultFile final : public File {
     out->clear();
     if (offset < inode_->live.size()) {
       *out = inode_->live.substr(offset, std::min<uint64_t>(n, inode_->live.size() - offset));
+    }
+    return core::Status::OK();
+  }
+  core::Status ReadInto(uint64_t offset, size_t n, char* dst, size_t* got) override {
+    core::MutexLock lock(&env_->mu_);
+    *got = 0;
+    if (core::Status s = Check(kOpRead); !s.ok()) return s;
+    if (offset < inode_->live.size()) {
+      *got = static_cast<size_t>(std::min<uint64_t>(n, inode_->live.size() - offset));
+      std::memcpy(dst, inode_->live.data() + offset, *got);
     }
     return core::Status::OK();
   }

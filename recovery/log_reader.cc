@@ -4,8 +4,10 @@
 #include "recovery/log_reader.h"
 
 #include <algorithm>
+#include <cstring>
 #include <map>
 
+#include "recovery/byte_buffer.h"
 #include "recovery/coding.h"
 #include "recovery/crc32c.h"
 #include "recovery/log_format.h"
@@ -155,15 +157,22 @@ core::Status ParseSegment(std::string_view data, const std::string& file, uint64
 
 namespace {
 
-// Reads at most lf::kMaxSegmentFileBytes of the segment at `path` from `offset` into *out, and
-// sets *file_size to the file's whole size.
-core::Status ReadSegmentBytes(File* f, uint64_t offset, uint64_t file_size, std::string* out) {
+// Reads the bytes of the segment `f` (`file_size` bytes long) from `offset` up to
+// lf::kMaxSegmentFileBytes into *out (fewer if the file is shorter by then). A ByteBuffer, not a
+// string: a segment is up to 64 MiB, and a string's zero fill and page faults cost recovery more
+// than reading the whole log from the page cache does (byte_buffer.h).
+core::Status ReadSegmentBytes(File* f, uint64_t offset, uint64_t file_size, ByteBuffer* out) {
   const uint64_t end = std::min<uint64_t>(file_size, lf::kMaxSegmentFileBytes);
   if (offset >= end) {
-    out->clear();
+    out->Release();
     return core::Status::OK();
   }
-  return f->Read(offset, static_cast<size_t>(end - offset), out);
+  const size_t n = static_cast<size_t>(end - offset);
+  if (core::Status s = out->Allocate(n, "read " + f->path()); !s.ok()) return s;
+  size_t got = 0;
+  core::Status s = f->ReadInto(offset, n, out->data(), &got);
+  out->Truncate(got);
+  return s;
 }
 
 // A segment file longer than the writer ever writes one is damaged at lf::kMaxSegmentFileBytes,
@@ -186,7 +195,7 @@ struct LoadedSegment {
   // The segment's header, then its bytes from offset 32 + skipped to the end (or to
   // lf::kMaxSegmentFileBytes): the records at or before after_tick that ReadSegmentAfter passed
   // over are not in it.
-  std::string data;
+  ByteBuffer data;
   uint64_t skipped = 0;
   uint64_t file_size = 0;
   std::string path;
@@ -238,7 +247,12 @@ core::Status ReadSegmentAfter(Env* env, const std::string& path, uint64_t after_
   // header itself), which the header then overwrites: no second copy of the rest.
   const uint64_t from = pos - lf::kSegmentHeaderSize;
   if (core::Status s = ReadSegmentBytes(f.get(), from, size, &seg->data); !s.ok()) return s;
-  seg->data.replace(0, lf::kSegmentHeaderSize, header);
+  if (seg->data.size() < lf::kSegmentHeaderSize) {  // the file shrank since: the header alone
+    if (core::Status s = seg->data.Allocate(lf::kSegmentHeaderSize, "read " + path); !s.ok()) {
+      return s;
+    }
+  }
+  std::memcpy(seg->data.data(), header.data(), lf::kSegmentHeaderSize);
   return core::Status::OK();
 }
 
@@ -251,7 +265,7 @@ core::Status CheckSegmentFile(Env* env, const std::string& dir, const std::strin
   info->number = number;
   LoadedSegment seg;
   if (core::Status s = ReadSegmentAfter(env, JoinPath(dir, name), 0, &seg); !s.ok()) return s;
-  (void)ParseSegment(seg.data, name, number, info, nullptr);
+  (void)ParseSegment(seg.data.view(), name, number, info, nullptr);
   NoteOversize(seg.file_size, seg.data.size(), info);
   return core::Status::OK();
 }
@@ -278,7 +292,7 @@ core::Status ValidateAll(Env* env, const std::string& dir, const LogScanOptions&
     const std::string path = JoinPath(dir, it->second);
     LoadedSegment seg;
     if (core::Status s = ReadSegmentAfter(env, path, options.after_tick, &seg); !s.ok()) return s;
-    core::Status gap = ParseSegmentAfter(seg.data, it->second, it->first, seg.walked_last_tick,
+    core::Status gap = ParseSegmentAfter(seg.data.view(), it->second, it->first, seg.walked_last_tick,
                                          RecordChecksums::kVerify, &seg.info,
                                          [&](uint64_t tick, std::string_view) -> core::Status {
       if (tick <= options.after_tick) return core::Status::OK();
@@ -311,8 +325,7 @@ core::Status ValidateAll(Env* env, const std::string& dir, const LogScanOptions&
         if (core::Status s = f->Truncate(info.damage_offset); !s.ok()) return s;
         if (core::Status s = f->Sync(); !s.ok()) return s;
       }
-      seg.data.resize(local);
-      if (seg.file_size > lf::kMaxSegmentFileBytes) seg.data.shrink_to_fit();  // up to 1 GiB unused
+      seg.data.Truncate(local);  // gives back the memory past it (up to 1 GiB of an oversize file)
     }
     // The segment's first record may be one the walk passed over (info.last_tick is then at
     // least its last).
@@ -331,7 +344,7 @@ core::Status ValidateAll(Env* env, const std::string& dir, const LogScanOptions&
     if (info.records > 0 && info.last_tick > options.after_tick) {
       if (kept + seg.data.size() > options.max_kept_bytes) {
         seg.reread = true;
-        std::string().swap(seg.data);
+        seg.data.Release();
       }
       kept += seg.data.size();
       seg.path = path;
@@ -361,7 +374,7 @@ core::Status ScanLog(Env* env, const std::string& dir, const LogScanOptions& opt
       seg.walked_last_tick = again.walked_last_tick;
     }
     SegmentInfo scratch;
-    core::Status s = ParseSegmentAfter(seg.data, seg.info.file, seg.info.number,
+    core::Status s = ParseSegmentAfter(seg.data.view(), seg.info.file, seg.info.number,
                                        seg.walked_last_tick, checksums, &scratch,
                                        [&](uint64_t tick, std::string_view payload) -> core::Status {
       if (tick <= options.after_tick || tick > seg.info.last_tick) return core::Status::OK();
@@ -373,7 +386,7 @@ core::Status ScanLog(Env* env, const std::string& dir, const LogScanOptions& opt
                                       std::to_string(seg.info.last_tick) + " when checked, " +
                                       std::to_string(scratch.last_tick) + " when read again)" + Hint(dir));
     }
-    std::string().swap(seg.data);  // delivered: its memory is not needed again
+    seg.data.Release();  // delivered: its memory is not needed again
   }
   return core::Status::OK();
 }
