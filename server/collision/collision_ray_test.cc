@@ -167,6 +167,46 @@ TEST_CASE("rays find what clipping every brush finds: near-spheres") {
   }
 }
 
+// Rays aimed past near-spheres' centres at every distance from 0 to past their radius: the deep
+// ones LineOfSight settles by the brush's inner ball, those near the surface (inside the ball's
+// margin, between the faces' tangent points and corners, and just outside) by the clip. Each
+// answer must be the exhaustive clip's.
+TEST_CASE("rays at every distance from near-spheres' centres find what clipping every brush finds") {
+  for (int faces : {256, 64}) {
+    INFO(faces << " faces");
+    const std::vector<Vec3> centres = {Vec3{0, 0, 512}, Vec3{1536, 384, 512}, Vec3{-900, 2000, -300}};
+    maps::Map map;
+    REQUIRE(maps::ParseMap(testing::NearSpheresMapText(faces, centres), "spheres", &map).ok());
+    auto world = CollisionWorld::Build(map);
+    const Exhaustive all(map);
+    std::mt19937 rng(43);
+    std::uniform_real_distribution<float> angle(0, 6.2831853f), pitch(-1.5f, 1.5f), unit(0, 1);
+    auto random_dir = [&] {
+      const float a = angle(rng), p = pitch(rng);
+      return Vec3{std::cos(a) * std::cos(p), std::sin(a) * std::cos(p), std::sin(p)};
+    };
+    Tally tally;
+    for (const Vec3& c : centres) {
+      for (int i = 0; i < 1200; ++i) {
+        const Vec3 dir = random_dir();
+        Vec3 side = Cross(dir, random_dir());
+        if (Length(side) < 1e-3f) continue;
+        side = Normalize(side);
+        // Offsets from the centre: anywhere to 1.1 radii, and a tenth of them packed within a
+        // few units of the faces (256 x the cosine of half a face's angle, up to 256).
+        const float offset = i % 10 == 0 ? 240 + unit(rng) * 20 : unit(rng) * 282;
+        const Vec3 mid = c + side * offset;
+        const float before = i % 7 == 0 ? unit(rng) * 100 : 300 + unit(rng) * 400;
+        const float after = i % 5 == 0 ? unit(rng) * 100 : 300 + unit(rng) * 400;
+        CheckRay(*world, all, mid - dir * before, mid + dir * after, &tally);
+      }
+    }
+    CHECK(tally.hits > 1000);
+    CHECK(tally.start_solid > 100);  // rays that start inside
+    CHECK(tally.rays - tally.hits - tally.start_solid > 100);  // and rays that pass
+  }
+}
+
 TEST_CASE("a ray that starts outside the map's brushes and misses them all runs its length") {
   auto world = CollisionWorld::Build(testing::MapOf({testing::BoxBrush({0, 0, 0}, {64, 64, 64})}));
   const Trace over = world->TraceBox({-500, 32, 200}, {500, 32, 200}, Vec3{}, Vec3{});
