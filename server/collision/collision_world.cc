@@ -88,18 +88,21 @@ struct InnerBall {
   float radius = -1;  // < 0: no ball (a brush LineOfSight has no outline for, or too thin)
 
   // Whether the segment a..b passes within the ball (less the query's margin for a and b).
-  bool Blocks(Vec3 a, Vec3 b) const {
-    if (radius < 0) return false;
-    const double reach = radius - 2e-4 * std::max(MaxAbs(a), MaxAbs(b));
-    if (reach <= 0) return false;
+  // Sets offset[0..2] to the segment's point nearest the centre, less the centre.
+  bool Blocks(Vec3 a, Vec3 b, double offset[3]) const {
     const double ax = a.x, ay = a.y, az = a.z;
     const double dx = double(b.x) - ax, dy = double(b.y) - ay, dz = double(b.z) - az;
     const double cx = centre.x - ax, cy = centre.y - ay, cz = centre.z - az;
     const double len2 = dx * dx + dy * dy + dz * dz;
     double t = len2 > 0 ? (cx * dx + cy * dy + cz * dz) / len2 : 0;
     t = std::clamp(t, 0.0, 1.0);
-    const double ex = cx - t * dx, ey = cy - t * dy, ez = cz - t * dz;
-    return ex * ex + ey * ey + ez * ez <= reach * reach;
+    offset[0] = t * dx - cx;
+    offset[1] = t * dy - cy;
+    offset[2] = t * dz - cz;
+    if (radius < 0) return false;
+    const double reach = radius - 2e-4 * std::max(MaxAbs(a), MaxAbs(b));
+    if (reach <= 0) return false;
+    return offset[0] * offset[0] + offset[1] * offset[1] + offset[2] * offset[2] <= reach * reach;
   }
   static double MaxAbs(Vec3 v) {
     return std::max({std::fabs(double(v.x)), std::fabs(double(v.y)), std::fabs(double(v.z))});
@@ -129,6 +132,46 @@ InnerBall InnerBallOf(const maps::Plane* planes, int num_planes, const Bounds& b
   return ball;
 }
 
+// A brush's caps, for LineOfSight: the directions about its middle cut into kCapCells cells (a
+// cube's faces, kCapGrid x kCapGrid cells each), and for each cell the brush's planes whose
+// normals lie within 20 degrees of the cell's middle direction. A ray that passes a brush of
+// many faces outside its inner ball but inside its outline (the outline's corners stand well off
+// a near-sphere) is mostly cleared by the cap on the side it passes: the planes facing its
+// nearest point bound the brush there, and any subset of the planes that lets the ray by proves
+// that all of them do (brush_clip.h). So the cap only saves clipping the rest; it never decides
+// a blocked ray.
+constexpr int kCapGrid = 6;
+constexpr int kCapCells = 6 * kCapGrid * kCapGrid;
+constexpr double kCapCos = 0.93969262;  // cos 20 degrees
+constexpr uint32_t kNoCaps = ~uint32_t{0};
+
+// The cell of direction (x, y, z), not all zero: the face of its largest coordinate, then the
+// other two over it, in kCapGrid steps of [-1, 1].
+int CapCell(const double d[3]) {
+  int axis = 0;
+  for (int k = 1; k < 3; ++k) {
+    if (std::fabs(d[k]) > std::fabs(d[axis])) axis = k;
+  }
+  const double major = std::fabs(d[axis]);
+  auto step = [&](double v) {
+    return std::clamp(static_cast<int>((v / major + 1) * 0.5 * kCapGrid), 0, kCapGrid - 1);
+  };
+  const int face = 2 * axis + (d[axis] < 0 ? 1 : 0);
+  return (face * kCapGrid + step(d[(axis + 1) % 3])) * kCapGrid + step(d[(axis + 2) % 3]);
+}
+
+// The unit direction through the middle of cell `cell` (CapCell's inverse at the cell's middle).
+void CapCellDirection(int cell, double d[3]) {
+  const int face = cell / (kCapGrid * kCapGrid);
+  const int axis = face / 2;
+  auto middle = [](int i) { return (i + 0.5) * 2.0 / kCapGrid - 1; };
+  d[axis] = face % 2 ? -1.0 : 1.0;
+  d[(axis + 1) % 3] = middle(cell / kCapGrid % kCapGrid);
+  d[(axis + 2) % 3] = middle(cell % kCapGrid);
+  const double length = std::sqrt(d[0] * d[0] + d[1] * d[1] + d[2] * d[2]);
+  for (int k = 0; k < 3; ++k) d[k] /= length;
+}
+
 class World final : public CollisionWorld {
  public:
   World(const maps::Map& map, const Options& options);
@@ -153,6 +196,8 @@ class World final : public CollisionWorld {
   // bit for bit), else null. Rays read pushed_zero_.
   const float* HullPushed(const Sweep& sweep) const;
   bool InsideAny(const BrushSet& set, Vec3 p) const;
+  // Appends the next solid brush's caps (or kNoCaps) for its planes.
+  void AddCaps(const maps::Plane* planes, int num_planes);
 
   Options options_;
   std::vector<maps::Plane> planes_;
@@ -165,6 +210,12 @@ class World final : public CollisionWorld {
   // By solid record id: the ball InnerBallOf found inside it (radius < 0: none), which settles
   // the rays that pass through a brush's middle without its planes.
   std::vector<InnerBall> inner_balls_;
+  // By solid record id: where its kCapCells + 1 offsets into cap_planes_ start in cap_offsets_,
+  // or kNoCaps (a brush of fewer than kOutlineAllFrom planes, or more than 65,536). cap_planes_
+  // holds plane indices within the brush.
+  std::vector<uint32_t> cap_first_;
+  std::vector<uint32_t> cap_offsets_;
+  std::vector<uint16_t> cap_planes_;
   BrushSet solid_, liquid_;
   std::vector<int> solid_of_map_;  // by Map::brushes index: its record in solid_, or -1
   Bounds bounds_ = Bounds::Empty();
@@ -293,8 +344,30 @@ void World::AddBrush(const maps::Brush& brush, int map_index, BrushSet* set) {
                                ? InnerBallOf(planes_.data() + rec.first_plane, rec.num_planes,
                                              rec.bounds)
                                : InnerBall{});
+    AddCaps(planes_.data() + rec.first_plane, rec.num_planes);
   }
   set->brushes.push_back(rec);
+}
+
+void World::AddCaps(const maps::Plane* planes, int num_planes) {
+  if (num_planes < kOutlineAllFrom || num_planes > 65536) {
+    cap_first_.push_back(kNoCaps);
+    return;
+  }
+  cap_first_.push_back(static_cast<uint32_t>(cap_offsets_.size()));
+  for (int cell = 0; cell < kCapCells; ++cell) {
+    cap_offsets_.push_back(static_cast<uint32_t>(cap_planes_.size()));
+    double d[3];
+    CapCellDirection(cell, d);
+    for (int i = 0; i < num_planes; ++i) {
+      const Vec3 n = planes[i].normal;
+      const double length = std::sqrt(double(n.x) * n.x + double(n.y) * n.y + double(n.z) * n.z);
+      if (double(n.x) * d[0] + double(n.y) * d[1] + double(n.z) * d[2] >= kCapCos * length) {
+        cap_planes_.push_back(static_cast<uint16_t>(i));
+      }
+    }
+  }
+  cap_offsets_.push_back(static_cast<uint32_t>(cap_planes_.size()));
 }
 
 void World::ClipBrush(const Sweep& sweep, const BrushRecord& b, const float* pushed,
@@ -508,9 +581,23 @@ bool World::LineOfSight(Vec3 a, Vec3 b) const {
       trace = Trace{};
     }
     // A ray through the brush's inner ball is blocked: InnerBall.
-    if (inner_balls_[id].Blocks(a, b)) {
+    double offset[3];
+    if (inner_balls_[id].Blocks(a, b, offset)) {
       clear = false;
       return false;
+    }
+    // The cap on the side the ray passes: if its planes let the ray by, all of them do.
+    const uint32_t caps = cap_first_[id];
+    if (caps != kNoCaps && (offset[0] != 0 || offset[1] != 0 || offset[2] != 0)) {
+      const uint32_t* cell = cap_offsets_.data() + caps + CapCell(offset);
+      static thread_local std::vector<maps::Plane> cap;
+      cap.clear();
+      for (uint32_t k = cell[0]; k < cell[1]; ++k) {
+        cap.push_back(planes_[brush.first_plane + cap_planes_[k]]);
+      }
+      ClipSweepToBrush(sweep, cap.data(), static_cast<int>(cap.size()), brush.map_index, &trace);
+      if (!trace.hit() && !trace.start_solid) return true;
+      trace = Trace{};
     }
     ClipSweepToBrushPushed(sweep, planes_.data() + brush.first_plane,
                            pushed_zero_.data() + brush.first_plane, brush.num_planes,
