@@ -292,8 +292,8 @@ core::Status ValidateAll(Env* env, const std::string& dir, const LogScanOptions&
     const std::string path = JoinPath(dir, it->second);
     LoadedSegment seg;
     if (core::Status s = ReadSegmentAfter(env, path, options.after_tick, &seg); !s.ok()) return s;
-    core::Status gap = ParseSegmentAfter(seg.data.view(), it->second, it->first, seg.walked_last_tick,
-                                         RecordChecksums::kVerify, &seg.info,
+    core::Status gap = ParseSegmentAfter(seg.data.view(), it->second, it->first,
+                                         seg.walked_last_tick, RecordChecksums::kVerify, &seg.info,
                                          [&](uint64_t tick, std::string_view) -> core::Status {
       if (tick <= options.after_tick) return core::Status::OK();
       if (tick != expect) {

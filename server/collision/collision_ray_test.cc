@@ -171,10 +171,12 @@ TEST_CASE("rays find what clipping every brush finds: near-spheres") {
 // ones LineOfSight settles by the brush's inner ball, those near the surface (inside the ball's
 // margin, between the faces' tangent points and corners, and just outside) by the clip. Each
 // answer must be the exhaustive clip's.
-TEST_CASE("rays at every distance from near-spheres' centres find what clipping every brush finds") {
+TEST_CASE("rays at every distance from near-spheres' centres find what clipping every brush "
+          "finds") {
   for (int faces : {256, 64}) {
     INFO(faces << " faces");
-    const std::vector<Vec3> centres = {Vec3{0, 0, 512}, Vec3{1536, 384, 512}, Vec3{-900, 2000, -300}};
+    const std::vector<Vec3> centres = {Vec3{0, 0, 512}, Vec3{1536, 384, 512},
+                                       Vec3{-900, 2000, -300}};
     maps::Map map;
     REQUIRE(maps::ParseMap(testing::NearSpheresMapText(faces, centres), "spheres", &map).ok());
     auto world = CollisionWorld::Build(map);
