@@ -62,17 +62,30 @@ size_t OffsetOfTick(uint64_t tick) {
   return off;
 }
 
-// Scans and returns tick -> payload.
-core::Status Scan(Env* env, std::map<uint64_t, std::string>* out, LogScanReport* report,
-                  uint64_t after = 0, bool repair = true) {
+// Scans the log in `dir` and returns tick -> payload.
+core::Status ScanDir(Env* env, const std::string& dir, std::map<uint64_t, std::string>* out,
+                     LogScanReport* report, uint64_t after = 0, bool repair = true) {
   out->clear();
   LogScanOptions o;
   o.after_tick = after;
   o.repair_tail = repair;
-  return ScanLog(env, kDir, o, [&](uint64_t tick, std::string_view p) {
+  return ScanLog(env, dir, o, [&](uint64_t tick, std::string_view p) {
     (*out)[tick] = std::string(p);
     return core::Status::OK();
   }, report);
+}
+
+// ScanDir on kDir.
+core::Status Scan(Env* env, std::map<uint64_t, std::string>* out, LogScanReport* report,
+                  uint64_t after = 0, bool repair = true) {
+  return ScanDir(env, kDir, out, report, after, repair);
+}
+
+// A new directory under the system's temporary directory, for the tests on real files.
+std::string MakeTempDir() {
+  std::string dir = (std::filesystem::temp_directory_path() / "aftershock-log-XXXXXX").string();
+  REQUIRE(::mkdtemp(dir.data()) != nullptr);
+  return dir;
 }
 
 }  // namespace
@@ -494,8 +507,7 @@ TEST_CASE("log refuses out-of-order ticks and reports gaps between segments", "[
 // since FaultEnv keeps files in memory.
 TEST_CASE("log segment far past the largest size written is read only up to it, its tail cut",
           "[log]") {
-  std::string dir = (std::filesystem::temp_directory_path() / "aftershock-log-XXXXXX").string();
-  REQUIRE(::mkdtemp(dir.data()) != nullptr);
+  const std::string dir = MakeTempDir();
   LogOptions o;
   o.dir = dir;
   auto log = std::unique_ptr<LogWriter>();
@@ -522,12 +534,7 @@ TEST_CASE("log segment far past the largest size written is read only up to it, 
     REQUIRE(::truncate(path.c_str(), static_cast<off_t>(kHuge)) == 0);
     std::map<uint64_t, std::string> got;
     LogScanReport report;
-    LogScanOptions so;
-    so.after_tick = after;
-    REQUIRE(ScanLog(Env::Posix(), dir, so, [&](uint64_t tick, std::string_view p) {
-      got[tick] = std::string(p);
-      return core::Status::OK();
-    }, &report).ok());
+    REQUIRE(ScanDir(Env::Posix(), dir, &got, &report, after).ok());
     CHECK(got.size() == 9 - after);
     CHECK(got.rbegin()->second == PayloadOf(9));
     CHECK(report.truncated);
@@ -542,8 +549,7 @@ TEST_CASE("log scan on real files reads segments of many MiB whole and after a c
           "[log]") {
   // Segments this large are read into mapped buffers (ByteBuffer), the path recovery takes on
   // a real log; FaultEnv's small ones above are heap buffers.
-  std::string dir = (std::filesystem::temp_directory_path() / "aftershock-log-XXXXXX").string();
-  REQUIRE(::mkdtemp(dir.data()) != nullptr);
+  const std::string dir = MakeTempDir();
   auto payload = [](uint64_t tick) {
     std::string p(3000 + tick % 1500, '\0');
     for (size_t i = 0; i < p.size(); ++i) p[i] = static_cast<char>((tick * 7919 + i * 31) & 0xff);
@@ -565,12 +571,7 @@ TEST_CASE("log scan on real files reads segments of many MiB whole and after a c
     CAPTURE(after);
     std::map<uint64_t, std::string> got;
     LogScanReport report;
-    LogScanOptions so;
-    so.after_tick = after;
-    REQUIRE(ScanLog(Env::Posix(), dir, so, [&](uint64_t tick, std::string_view p) {
-      got[tick] = std::string(p);
-      return core::Status::OK();
-    }, &report).ok());
+    REQUIRE(ScanDir(Env::Posix(), dir, &got, &report, after).ok());
     REQUIRE(got.size() == kTicks - after);
     bool all_equal = true;
     for (const auto& [tick, p] : got) all_equal &= p == payload(tick);
