@@ -20,11 +20,17 @@ class File {
   virtual ~File() = default;
   virtual core::Status Append(std::string_view data) = 0;                  // at the end
   virtual core::Status PWrite(uint64_t offset, std::string_view data) = 0;  // anywhere
-  // Reads up to n bytes at offset into *out (shorter only at end of file).
-  virtual core::Status Read(uint64_t offset, size_t n, std::string* out) = 0;
   // Reads up to n bytes at offset into dst[0..n) and sets *got to how many (fewer only at end of
-  // file): Read into memory the caller provides, for reads too large to zero first (ByteBuffer).
+  // file). Large reads (a log segment) go into a ByteBuffer this way, never zeroed first.
   virtual core::Status ReadInto(uint64_t offset, size_t n, char* dst, size_t* got) = 0;
+  // ReadInto into *out, sized to what was read (shorter only at end of file).
+  core::Status Read(uint64_t offset, size_t n, std::string* out) {
+    out->resize(n);
+    size_t got = 0;
+    core::Status s = ReadInto(offset, n, out->data(), &got);
+    out->resize(got);
+    return s;
+  }
   virtual core::Status Sync() = 0;      // fsync: data and metadata
   virtual core::Status DataSync() = 0;  // fdatasync: data (and the size, which it needs)
   virtual core::Status Truncate(uint64_t size) = 0;

@@ -38,13 +38,6 @@ class PosixFile final : public File {
     }
     return core::Status::OK();
   }
-  core::Status Read(uint64_t offset, size_t n, std::string* out) override {
-    out->resize(n);
-    size_t got = 0;
-    core::Status s = ReadInto(offset, n, out->data(), &got);
-    out->resize(got);
-    return s;
-  }
   core::Status ReadInto(uint64_t offset, size_t n, char* dst, size_t* got) override {
     *got = 0;
     while (*got < n) {

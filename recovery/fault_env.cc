@@ -55,15 +55,6 @@ class FaultEnv::FaultFile final : public File {
     if (core::Status s = Check(kOpWrite); !s.ok()) return s;
     return WriteLocked(offset, data);
   }
-  core::Status Read(uint64_t offset, size_t n, std::string* out) override {
-    core::MutexLock lock(&env_->mu_);
-    if (core::Status s = Check(kOpRead); !s.ok()) return s;
-    out->clear();
-    if (offset < inode_->live.size()) {
-      *out = inode_->live.substr(offset, std::min<uint64_t>(n, inode_->live.size() - offset));
-    }
-    return core::Status::OK();
-  }
   core::Status ReadInto(uint64_t offset, size_t n, char* dst, size_t* got) override {
     core::MutexLock lock(&env_->mu_);
     *got = 0;
