@@ -5,6 +5,7 @@
 #include "server/collision/collision_world.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <cmath>
 #include <limits>
@@ -111,22 +112,26 @@ struct InnerBall {
 
 // The ball about the middle of `bounds` that lies the margin above (InnerBall) behind every one
 // of `planes`, for normals of any length: radius min over i of (dist_i - n_i.c - m) / |n_i|.
+// |n|, in double: the ball and the caps take normals of any length.
+double NormalLength(Vec3 n) {
+  return std::sqrt(double(n.x) * n.x + double(n.y) * n.y + double(n.z) * n.z);
+}
+
 InnerBall InnerBallOf(const maps::Plane* planes, int num_planes, const Bounds& bounds) {
   InnerBall ball;
   ball.centre = (bounds.mins + bounds.maxs) * 0.5f;
   const Vec3 c = ball.centre;
-  double radius = std::numeric_limits<double>::infinity();
   double room = std::numeric_limits<double>::infinity();
   for (int i = 0; i < num_planes; ++i) {
     const Vec3 n = planes[i].normal;
-    const double length = std::sqrt(double(n.x) * n.x + double(n.y) * n.y + double(n.z) * n.z);
+    const double length = NormalLength(n);
     if (!(length > 0)) return InnerBall{};
     const double behind = double(planes[i].dist) - (double(n.x) * c.x + double(n.y) * c.y +
                                                      double(n.z) * c.z);
     room = std::min(room, behind / length);
   }
   const double margin = 1.0 + kDistEpsilon + kTouchEpsilon + 1e-4 * (InnerBall::MaxAbs(c) + room);
-  radius = room - margin;
+  const double radius = room - margin;
   if (!(radius > 0) || !std::isfinite(radius)) return InnerBall{};
   ball.radius = static_cast<float>(radius * (1 - 1e-6));  // rounded down, not up
   return ball;
@@ -161,6 +166,7 @@ int CapCell(const double d[3]) {
 }
 
 // The unit direction through the middle of cell `cell` (CapCell's inverse at the cell's middle).
+// AddCaps reads them from CapCellDirections.
 void CapCellDirection(int cell, double d[3]) {
   const int face = cell / (kCapGrid * kCapGrid);
   const int axis = face / 2;
@@ -354,15 +360,21 @@ void World::AddCaps(const maps::Plane* planes, int num_planes) {
     cap_first_.push_back(kNoCaps);
     return;
   }
+  // The cells' directions, computed once per process; the planes' lengths once per brush.
+  static const std::array<std::array<double, 3>, kCapCells> directions = [] {
+    std::array<std::array<double, 3>, kCapCells> d;
+    for (int cell = 0; cell < kCapCells; ++cell) CapCellDirection(cell, d[cell].data());
+    return d;
+  }();
+  std::vector<double> bound(static_cast<size_t>(num_planes));
+  for (int i = 0; i < num_planes; ++i) bound[i] = kCapCos * NormalLength(planes[i].normal);
   cap_first_.push_back(static_cast<uint32_t>(cap_offsets_.size()));
   for (int cell = 0; cell < kCapCells; ++cell) {
     cap_offsets_.push_back(static_cast<uint32_t>(cap_planes_.size()));
-    double d[3];
-    CapCellDirection(cell, d);
+    const std::array<double, 3>& d = directions[static_cast<size_t>(cell)];
     for (int i = 0; i < num_planes; ++i) {
       const Vec3 n = planes[i].normal;
-      const double length = std::sqrt(double(n.x) * n.x + double(n.y) * n.y + double(n.z) * n.z);
-      if (double(n.x) * d[0] + double(n.y) * d[1] + double(n.z) * d[2] >= kCapCos * length) {
+      if (double(n.x) * d[0] + double(n.y) * d[1] + double(n.z) * d[2] >= bound[i]) {
         cap_planes_.push_back(static_cast<uint16_t>(i));
       }
     }
