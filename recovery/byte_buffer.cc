@@ -22,6 +22,7 @@ size_t RoundUp(size_t n, size_t unit) { return (n + unit - 1) / unit * unit; }
 ByteBuffer::ByteBuffer(ByteBuffer&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)),
       size_(std::exchange(other.size_, 0)),
+      capacity_(std::exchange(other.capacity_, 0)),
       mapped_(std::exchange(other.mapped_, 0)),
       heap_(std::move(other.heap_)) {}
 
@@ -30,6 +31,7 @@ ByteBuffer& ByteBuffer::operator=(ByteBuffer&& other) noexcept {
     Release();
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
+    capacity_ = std::exchange(other.capacity_, 0);
     mapped_ = std::exchange(other.mapped_, 0);
     heap_ = std::move(other.heap_);
   }
@@ -37,12 +39,15 @@ ByteBuffer& ByteBuffer::operator=(ByteBuffer&& other) noexcept {
 }
 
 core::Status ByteBuffer::Allocate(size_t n, const std::string& what) {
+  if (n <= capacity_) {
+    size_ = n;
+    return core::Status::OK();
+  }
   Release();
-  if (n == 0) return core::Status::OK();
   if (n < kMapBytes) {
     heap_.reset(new char[n]);  // default-initialized: not zeroed
     data_ = heap_.get();
-    size_ = n;
+    size_ = capacity_ = n;
     return core::Status::OK();
   }
   // Map one huge page more than needed and cut the ends off, so that the buffer starts on a
@@ -69,7 +74,7 @@ core::Status ByteBuffer::Allocate(size_t n, const std::string& what) {
 #endif
   data_ = aligned;
   size_ = n;
-  mapped_ = length;
+  capacity_ = mapped_ = length;
   return core::Status::OK();
 }
 
@@ -84,7 +89,7 @@ void ByteBuffer::Truncate(size_t n) {
   }
   if (keep < mapped_) {
     ::munmap(data_ + keep, mapped_ - keep);
-    mapped_ = keep;
+    capacity_ = mapped_ = keep;
   }
 }
 
@@ -93,6 +98,7 @@ void ByteBuffer::Release() {
   heap_.reset();
   data_ = nullptr;
   size_ = 0;
+  capacity_ = 0;
   mapped_ = 0;
 }
 

@@ -9,6 +9,8 @@
 // mapping: anonymous, aligned to 2 MiB, with madvise(MADV_HUGEPAGE) and then
 // madvise(MADV_POPULATE_WRITE); either advice may be refused (transparent huge pages off, a
 // kernel before 5.14), which costs only speed. A smaller buffer comes from the heap, unzeroed.
+// Allocate reuses the buffer's memory when it has room, so a scan that reads segment after
+// segment into one buffer maps and populates once.
 //
 // Move-only; not thread-safe (one owner at a time, as a std::string).
 #pragma once
@@ -35,8 +37,10 @@ class ByteBuffer {
   ByteBuffer& operator=(const ByteBuffer&) = delete;
 
   // Drops the old contents and makes room for n bytes, whose values are unspecified until
-  // written. Fails only when the system refuses the memory, with IoError "<what>: cannot map N
-  // bytes: <strerror>"; the buffer is then empty.
+  // written. The buffer's own memory serves if it has room for n (capacity()), so one buffer read
+  // into again and again touches fresh memory once: the first touch of a page is what costs here
+  // (byte_buffer.cc). Fails only when the system refuses the memory, with IoError "<what>:
+  // cannot map N bytes: <strerror>"; the buffer is then empty.
   core::Status Allocate(size_t n, const std::string& what);
 
   // Keeps the first n bytes (n <= size()). A mapping gives the whole 2 MiB pages past them back.
@@ -48,11 +52,14 @@ class ByteBuffer {
   char* data() { return data_; }
   const char* data() const { return data_; }
   size_t size() const { return size_; }
+  // The most bytes Allocate can give without new memory.
+  size_t capacity() const { return capacity_; }
   std::string_view view() const { return {data_, size_}; }
 
  private:
   char* data_ = nullptr;
   size_t size_ = 0;
+  size_t capacity_ = 0;              // bytes of memory at data_: mapped, or the heap array's
   size_t mapped_ = 0;                // bytes mapped at data_ (0: heap or empty)
   std::unique_ptr<char[]> heap_;     // the storage of a small buffer
 };

@@ -49,10 +49,39 @@ TEST_CASE("ByteBuffer holds every byte written, on the heap and mapped", "[bytes
     CHECK(b.size() == 0);
     CHECK(b.view().empty());
 
-    // Allocate again drops the old contents' room and gives the new size.
+    // Allocate again gives the new size.
     REQUIRE(b.Allocate(n, "test").ok());
     Fill(&b);
     CHECK(Holds(b, n));
+  }
+}
+
+// A scan reads segment after segment into one buffer: the memory it already has serves whenever
+// it has room, and only a larger size takes new memory.
+TEST_CASE("ByteBuffer reuses its own memory when it has room", "[bytes]") {
+  constexpr size_t kMap = ByteBuffer::kMapBytes;
+  for (size_t first : {size_t{5000}, 3 * kMap + 5}) {
+    CAPTURE(first);
+    ByteBuffer b;
+    REQUIRE(b.Allocate(first, "test").ok());
+    const char* memory = b.data();
+    const size_t capacity = b.capacity();
+    CHECK(capacity >= first);
+    for (size_t n : {first / 2, size_t{0}, size_t{1}, first, capacity}) {
+      CAPTURE(n);
+      REQUIRE(b.Allocate(n, "test").ok());
+      CHECK(b.size() == n);
+      CHECK(b.data() == memory);
+      CHECK(b.capacity() == capacity);
+      Fill(&b);
+      CHECK(Holds(b, n));
+    }
+    REQUIRE(b.Allocate(capacity + 1, "test").ok());  // past its room: new memory
+    CHECK(b.capacity() > capacity);
+    Fill(&b);
+    CHECK(Holds(b, capacity + 1));
+    b.Release();
+    CHECK(b.capacity() == 0);
   }
 }
 

@@ -163,12 +163,9 @@ namespace {
 // than reading the whole log from the page cache does (byte_buffer.h).
 core::Status ReadSegmentBytes(File* f, uint64_t offset, uint64_t file_size, ByteBuffer* out) {
   const uint64_t end = std::min<uint64_t>(file_size, lf::kMaxSegmentFileBytes);
-  if (offset >= end) {
-    out->Release();
-    return core::Status::OK();
-  }
-  const size_t n = static_cast<size_t>(end - offset);
+  const size_t n = offset >= end ? 0 : static_cast<size_t>(end - offset);
   if (core::Status s = out->Allocate(n, "read " + f->path()); !s.ok()) return s;
+  if (n == 0) return core::Status::OK();
   size_t got = 0;
   core::Status s = f->ReadInto(offset, n, out->data(), &got);
   out->Truncate(got);
@@ -272,10 +269,14 @@ core::Status CheckSegmentFile(Env* env, const std::string& dir, const std::strin
 
 namespace {
 
-// Pass 1: read, check and (if allowed) repair every segment. Keeps the bytes of segments that
-// hold ticks > after_tick for pass 2.
+// Pass 1: read, check and (if allowed) repair every segment. Lists the segments that hold ticks
+// > after_tick for pass 2, with their bytes while they fit max_kept_bytes. Each segment is read
+// into *spare's memory, which keeps the bytes of the last one read that pass 2 needs but were not
+// kept (*spare_holds_last: then they are loaded->back()'s).
 core::Status ValidateAll(Env* env, const std::string& dir, const LogScanOptions& options,
-                         std::vector<LoadedSegment>* loaded, LogScanReport* report) {
+                         std::vector<LoadedSegment>* loaded, LogScanReport* report,
+                         ByteBuffer* spare, bool* spare_holds_last) {
+  *spare_holds_last = false;
   uint64_t kept = 0;  // bytes of `loaded` kept for pass 2
   std::vector<std::string> names;
   if (core::Status s = env->ListDir(dir, &names); !s.ok()) return s;
@@ -291,6 +292,8 @@ core::Status ValidateAll(Env* env, const std::string& dir, const LogScanOptions&
     const bool newest = std::next(it) == by_number.end();
     const std::string path = JoinPath(dir, it->second);
     LoadedSegment seg;
+    seg.data = std::move(*spare);
+    *spare_holds_last = false;
     if (core::Status s = ReadSegmentAfter(env, path, options.after_tick, &seg); !s.ok()) return s;
     core::Status gap = ParseSegmentAfter(seg.data.view(), it->second, it->first,
                                          seg.walked_last_tick, RecordChecksums::kVerify, &seg.info,
@@ -341,17 +344,27 @@ core::Status ValidateAll(Env* env, const std::string& dir, const LogScanOptions&
       prev_file = it->second;
       report->last_tick = info.last_tick;
     }
-    if (info.records > 0 && info.last_tick > options.after_tick) {
-      if (kept + seg.data.size() > options.max_kept_bytes) {
-        seg.reread = true;
-        seg.data.Release();
-      }
+    const bool due = info.records > 0 && info.last_tick > options.after_tick;
+    if (due && kept + seg.data.size() <= options.max_kept_bytes) {
       kept += seg.data.size();
+    } else {
+      *spare = std::move(seg.data);  // the bytes stay until the next read overwrites them
+      *spare_holds_last = due;
+      seg.reread = true;
+    }
+    if (due) {
       seg.path = path;
       loaded->push_back(std::move(seg));
     }
   }
   return core::Status::OK();
+}
+
+// After delivering a segment: its memory becomes the spare if that is the larger, so the scan
+// holds at most one buffer it does not need.
+void Recycle(ByteBuffer* used, ByteBuffer* spare) {
+  if (used->capacity() > spare->capacity()) *spare = std::move(*used);
+  used->Release();
 }
 
 }  // namespace
@@ -360,7 +373,17 @@ core::Status ScanLog(Env* env, const std::string& dir, const LogScanOptions& opt
                      const RecordFn& fn, LogScanReport* report) {
   *report = LogScanReport{};
   std::vector<LoadedSegment> loaded;
-  if (core::Status s = ValidateAll(env, dir, options, &loaded, report); !s.ok()) return s;
+  ByteBuffer spare;
+  bool spare_holds_last = false;
+  if (core::Status s = ValidateAll(env, dir, options, &loaded, report, &spare, &spare_holds_last);
+      !s.ok()) {
+    return s;
+  }
+  // The one segment due, not kept, is still in the spare: delivered from there, not read again.
+  if (loaded.size() == 1 && spare_holds_last) {
+    loaded[0].data = std::move(spare);
+    loaded[0].reread = false;
+  }
   // Pass 2: deliver ticks after_tick+1, after_tick+2, ... (pass 1 proved there is no gap, and
   // checksummed these very bytes, so they are not checksummed again). A segment whose bytes were
   // not kept is read and checksummed again, and must hold what pass 1 found: the same records,
@@ -369,6 +392,7 @@ core::Status ScanLog(Env* env, const std::string& dir, const LogScanOptions& opt
     const RecordChecksums checksums = seg.reread ? RecordChecksums::kVerify : RecordChecksums::kTrusted;
     if (seg.reread) {
       LoadedSegment again;
+      again.data = std::move(spare);
       if (core::Status s = ReadSegmentAfter(env, seg.path, options.after_tick, &again); !s.ok()) return s;
       seg.data = std::move(again.data);
       seg.walked_last_tick = again.walked_last_tick;
@@ -386,7 +410,7 @@ core::Status ScanLog(Env* env, const std::string& dir, const LogScanOptions& opt
                                       std::to_string(seg.info.last_tick) + " when checked, " +
                                       std::to_string(scratch.last_tick) + " when read again)" + Hint(dir));
     }
-    seg.data.Release();  // delivered: its memory is not needed again
+    Recycle(&seg.data, &spare);  // delivered: its bytes are not needed again
   }
   return core::Status::OK();
 }

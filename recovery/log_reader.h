@@ -50,7 +50,11 @@ struct LogScanOptions {
   // The segments' bytes the scan keeps in memory between checking them and delivering their
   // records. Segments past this are read (and checksummed) again when their records are due, so
   // a log that was never cut by a checkpoint (--checkpoint none, days of play) is replayed in
-  // bounded memory instead of the whole log held at once.
+  // bounded memory instead of the whole log held at once. Those reads go into one buffer,
+  // reused, and when a single segment is due and not kept, pass 2 takes its bytes from that
+  // buffer unread. 0 holds a recovery's memory to its largest segment, but reading and
+  // checksumming again cost more than the memory saved where a crashed server's pages were just
+  // freed (docs/recovery.md, "Reading the log").
   uint64_t max_kept_bytes = 512ull << 20;
 };
 

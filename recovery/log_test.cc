@@ -152,6 +152,52 @@ TEST_CASE("log scan delivers the same records when it keeps no segment in memory
   }
 }
 
+// With max_kept_bytes 0, pass 1 checks each segment in one buffer and keeps none. When one
+// segment alone is due, pass 2 delivers the bytes pass 1 checked, still in that buffer, without
+// opening the file again; with several due, each is opened and read again. Shown by failing
+// every open of a segment after the first one of each.
+TEST_CASE("log scan delivers a lone due segment from the buffer pass 1 checked it in",
+          "[log][fault]") {
+  for (uint64_t segment_bytes : {uint64_t{64} << 20, uint64_t{600}}) {
+    for (bool torn : {false, true}) {
+      CAPTURE(segment_bytes, torn);
+      FaultEnv env;
+      auto log = OpenLog(&env, SyncMode::kSync, 1, segment_bytes);
+      AppendTicks(log.get(), 1, 60);
+      REQUIRE(log->Close().ok());
+      std::vector<std::string> names;
+      REQUIRE(env.ListDir(kDir, &names).ok());
+      std::sort(names.begin(), names.end());
+      if (torn) {
+        std::string bytes;
+        REQUIRE(env.GetFile(JoinPath(kDir, names.back()), &bytes));
+        env.PutFile(JoinPath(kDir, names.back()), bytes + std::string(5, '\x5a'));
+      }
+      LogScanOptions o;
+      o.repair_tail = false;
+      o.max_kept_bytes = 0;
+      env.InjectFault(FaultEnv::kOpOpen, core::Status::IoError("injected: opened again"),
+                      static_cast<int>(names.size()), -1, ".aslog");
+      std::vector<uint64_t> ticks;
+      LogScanReport report;
+      const core::Status s = ScanLog(&env, kDir, o, [&](uint64_t tick, std::string_view p) {
+        CHECK(p == PayloadOf(tick));
+        ticks.push_back(tick);
+        return core::Status::OK();
+      }, &report);
+      if (names.size() == 1) {
+        REQUIRE(s.ok());
+        CHECK(ticks.size() == 60);
+        CHECK(report.truncated == torn);
+      } else {
+        CHECK(s.code() == core::Status::Code::kIoError);
+        CHECK(s.message().find("opened again") != std::string::npos);
+        CHECK(ticks.empty());
+      }
+    }
+  }
+}
+
 TEST_CASE("log sync mode: every tick acknowledged as durable survives a crash", "[log][fault]") {
   for (auto mode : {FaultEnv::CrashMode::kDropUnsynced, FaultEnv::CrashMode::kKeepPrefix}) {
     FaultEnv env(7);
