@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <future>
@@ -14,6 +15,8 @@
 #include <vector>
 
 #include "recovery/byte_buffer.h"
+#include "recovery/coding.h"
+#include "recovery/crc32c.h"
 #include "recovery/fault_env.h"
 #include "recovery/log_format.h"
 #include "recovery/log_reader.h"
@@ -587,6 +590,90 @@ TEST_CASE("log segment far past the largest size written is read only up to it, 
     CHECK(report.truncated_offset == end);
     CHECK(report.truncated_bytes == kHuge - end);
     CHECK(std::filesystem::file_size(path) == end);
+  }
+  std::filesystem::remove_all(dir);
+}
+
+// The limit itself: a segment whose records fill it to exactly kMaxSegmentFileBytes (no writer
+// makes one; records of 64 MiB of zeros, written over a sparse file) is whole at that size, and
+// past it is cut right there, with every record before the limit kept. The segment header is the
+// writer's own; the records are encoded here, since the writer never goes past its segment size.
+TEST_CASE("log segment whose records end exactly at the largest size read keeps them all",
+          "[log]") {
+  namespace lf = log_format;
+  const std::string dir = MakeTempDir();
+  LogOptions o;
+  o.dir = dir;
+  auto log = std::unique_ptr<LogWriter>();
+  REQUIRE(LogWriter::Open(o, &log).ok());
+  REQUIRE(log->Close().ok());  // an empty segment 1 that starts at tick 1: its header
+  log.reset();
+  const std::string name = lf::SegmentFileName(1);
+  const std::string path = JoinPath(dir, name);
+  REQUIRE(std::filesystem::file_size(path) == lf::kSegmentHeaderSize);
+
+  // 17 records, all of 64 MiB but the last, which is 256 bytes shorter: they end at the limit.
+  constexpr uint64_t kRecords = 17;
+  auto payload_size = [](uint64_t tick) -> uint32_t {
+    return tick < kRecords ? lf::kMaxPayload : lf::kMaxPayload - 256;
+  };
+  const std::string zeros(1 << 20, '\0');
+  FILE* f = std::fopen(path.c_str(), "r+b");
+  REQUIRE(f != nullptr);
+  uint64_t at = lf::kSegmentHeaderSize;
+  for (uint64_t tick = 1; tick <= kRecords; ++tick) {
+    char header[lf::kRecordHeaderSize];
+    EncodeFixed32(header + 4, payload_size(tick));
+    EncodeFixed64(header + 8, tick);
+    uint32_t crc = crc32c::Value(header + 4, 12);
+    for (uint32_t done = 0; done < payload_size(tick); done += zeros.size()) {
+      const size_t n = std::min<size_t>(zeros.size(), payload_size(tick) - done);
+      crc = crc32c::Extend(crc, zeros.data(), n);
+    }
+    EncodeFixed32(header, crc32c::Mask(crc));
+    REQUIRE(::fseeko(f, static_cast<off_t>(at), SEEK_SET) == 0);
+    REQUIRE(std::fwrite(header, 1, sizeof(header), f) == sizeof(header));
+    at += lf::kRecordHeaderSize + payload_size(tick);
+  }
+  REQUIRE(std::fclose(f) == 0);
+  REQUIRE(at == lf::kMaxSegmentFileBytes);
+
+  for (uint64_t extra : {uint64_t{0}, uint64_t{1}, uint64_t{4096}}) {
+    CAPTURE(extra);
+    const uint64_t size = lf::kMaxSegmentFileBytes + extra;
+    REQUIRE(::truncate(path.c_str(), static_cast<off_t>(size)) == 0);
+    SegmentInfo info;
+    REQUIRE(CheckSegmentFile(Env::Posix(), dir, name, 1, &info).ok());  // read whole
+    CHECK(info.records == kRecords);
+    CHECK(info.last_tick == kRecords);
+    CHECK(info.damaged == (extra > 0));
+    if (extra > 0) {
+      CHECK(info.damage_offset == lf::kMaxSegmentFileBytes);
+      CHECK(info.size_bytes == size);
+      CHECK(info.tail_only);
+    }
+
+    // Recovery after a checkpoint at tick 16 walks the first 16 records and reads the last.
+    uint64_t delivered = 0;
+    bool zero_payload = false;
+    LogScanOptions scan;
+    scan.after_tick = kRecords - 1;
+    LogScanReport report;
+    REQUIRE(ScanLog(Env::Posix(), dir, scan, [&](uint64_t tick, std::string_view p) {
+      delivered = tick;
+      zero_payload = p.size() == payload_size(tick) &&
+                     std::all_of(p.begin(), p.end(), [](char c) { return c == 0; });
+      return core::Status::OK();
+    }, &report).ok());
+    CHECK(delivered == kRecords);
+    CHECK(zero_payload);
+    CHECK(report.last_tick == kRecords);
+    CHECK(report.truncated == (extra > 0));
+    if (extra > 0) {
+      CHECK(report.truncated_offset == lf::kMaxSegmentFileBytes);
+      CHECK(report.truncated_bytes == extra);
+    }
+    CHECK(std::filesystem::file_size(path) == lf::kMaxSegmentFileBytes);  // the tail cut
   }
   std::filesystem::remove_all(dir);
 }
