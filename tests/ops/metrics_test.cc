@@ -6,6 +6,7 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -345,7 +346,39 @@ int OpenDescriptors() {
   return n;
 }
 
+// The accept backlog of this process's listening TCP socket on `port` (the kernel's, from
+// TCP_INFO: a listener reports its backlog in tcpi_sacked), or -1 if no such socket is open.
+int ListenBacklogOfPort(uint16_t port) {
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    const int fd = std::stoi(entry.path().filename().string());
+    sockaddr_in a{};
+    socklen_t len = sizeof a;
+    int listening = 0;
+    socklen_t flag_len = sizeof listening;
+    if (::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0 || a.sin_family != AF_INET ||
+        ntohs(a.sin_port) != port ||
+        ::getsockopt(fd, SOL_SOCKET, SO_ACCEPTCONN, &listening, &flag_len) != 0 || !listening) {
+      continue;
+    }
+    tcp_info info{};
+    socklen_t info_len = sizeof info;
+    if (::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &info_len) != 0) return -1;
+    return static_cast<int>(info.tcpi_sacked);
+  }
+  return -1;
+}
+
 }  // namespace
+
+// cpp-httplib listens with a compiled-in backlog of 5: a burst of connections past it waited for
+// the kernel to resend its SYN-ACK, a second or more, before the listen thread saw them. The
+// endpoint listens again on the same socket with kMetricsListenBacklog.
+TEST_CASE("/metrics: the listening socket queues kMetricsListenBacklog connections for accept") {
+  Endpoint endpoint;
+  CHECK(ListenBacklogOfPort(endpoint.http->port()) == sv::kMetricsListenBacklog);
+  endpoint.http->Stop();
+  CHECK(ListenBacklogOfPort(endpoint.http->port()) == -1);  // and Stop closes it
+}
 
 // The library queued every accepted connection without a bound, each holding a descriptor until
 // the one worker took it up and gave it kMetricsIdleMs: 252 connections that sent nothing took
