@@ -7,7 +7,9 @@ JSON summaries into one row. Every child runs in its own process group and is ki
 path (including Ctrl-C), so no process is left behind. The flags are checked before any point
 runs; a point whose server exits before serving ends at once, its row saying so; results.csv and
 results.json are rewritten after every point, so an interrupted sweep keeps its finished points.
-An --out that holds an earlier sweep's table is overwritten.
+An --out that holds an earlier sweep's table is overwritten. Its recorded games are not: with
+--durable, a point whose data directory an earlier run left in --out is refused before any point
+runs, unless --replace-data (a 5-minute log is a trace that replays and benchmarks keep using).
 
 Example:
   tools/experiments/experiment.py --players 32,64,128 --threads 1,2 --locking areanode,areanode-opt \
@@ -84,12 +86,18 @@ def _flatten(prefix, obj, out):
         out[prefix] = obj
 
 
-def run_point(args, point, index, port):
+def run_dir_of(out, point):
+    """The directory of one point's server and bot files (and, with --durable, its data dir)."""
     players, threads, locking, frame_mode, map_path, assign = point
     tag = f"p{players}_t{threads}_{locking}_{frame_mode}_{os.path.splitext(os.path.basename(map_path))[0]}"
     if assign != "block":
         tag += f"_{assign}"
-    run_dir = os.path.join(args.out, "runs", tag)
+    return os.path.join(out, "runs", tag)
+
+
+def run_point(args, point, index, port):
+    players, threads, locking, frame_mode, map_path, assign = point
+    run_dir = run_dir_of(args.out, point)
     os.makedirs(run_dir, exist_ok=True)
     server_stats = os.path.join(run_dir, "server.json")
     bots_out = os.path.join(run_dir, "bots.json")
@@ -105,11 +113,14 @@ def run_point(args, point, index, port):
                   "--duration", str(server_duration), "--stats-out", server_stats,
                   "--stats-interval", "1"]
     # Durability is off unless asked for: a shared data dir would be refused by (or recover) the
-    # next point's server. With --durable, each point gets a fresh data dir of its own.
+    # next point's server. With --durable, each point gets a fresh data dir of its own (main()
+    # refused an earlier one unless --replace-data).
     if args.durable:
         data_dir = os.path.join(run_dir, "data")
-        if os.path.isdir(data_dir):
+        if os.path.isdir(data_dir) and not os.path.islink(data_dir):
             shutil.rmtree(data_dir)
+        elif os.path.lexists(data_dir):
+            os.unlink(data_dir)
         server_cmd += ["--data-dir", data_dir]
     else:
         server_cmd += ["--data-dir", ""]
@@ -175,6 +186,9 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "out", "experiment"), help="output prefix directory")
     ap.add_argument("--durable", action="store_true",
                     help="run each server with a fresh --data-dir (default checkpoint/durability flags)")
+    ap.add_argument("--replace-data", action="store_true",
+                    help="with --durable: delete the data directories an earlier run into the same --out "
+                         "left (default: refuse to start)")
     ap.add_argument("--server-arg", action="append", default=[], help="extra server flag (repeatable)")
     ap.add_argument("--bots-arg", action="append", default=[], help="extra bots flag (repeatable)")
     args = ap.parse_args()
@@ -232,6 +246,12 @@ def main():
     last_port = args.port + 10 * (len(grid) - 1) + max(threads)
     if args.port < 1 or last_port > 65535:
         ap.error(f"--port {args.port}: the {len(grid)} points need ports {args.port}..{last_port}, within 1..65535")
+    if args.durable and not args.replace_data:
+        for point in grid:
+            data_dir = os.path.join(run_dir_of(args.out, point), "data")
+            if os.path.lexists(data_dir):
+                ap.error(f"--out {args.out}: {data_dir} holds the game an earlier run recorded; "
+                         "pass --replace-data to delete it, or choose another --out")
     os.makedirs(args.out, exist_ok=True)
 
     def on_signal(signum, _frame):

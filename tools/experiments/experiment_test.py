@@ -2,8 +2,9 @@
 """experiment.py and plot.py against the real server and bots: a 2-bot point must run and give a
 table that plot.py draws; bad flags must be refused before anything runs; a server that cannot
 start must end its point with its exit status (it used to be polled for 120 s and reported as
-"did not come up"), and every finished point must be in the table; plot.py must refuse a table
-cut short, and a table of another kind, with a message instead of a traceback or partial figures.
+"did not come up"), and every finished point must be in the table; a --durable rerun must not
+delete a recorded game without --replace-data; plot.py must refuse a table cut short, and a table
+of another kind, with a message instead of a traceback or partial figures.
 
   experiment_test.py BIN_DIR
 """
@@ -59,6 +60,26 @@ def main():
         assert len(rows) == 1 and rows[0]["status"] == "ok", rows
         assert int(rows[0]["bots.connected"]) == 2 and int(rows[0]["bots.replies_received"]) > 0, rows[0]
         assert not os.path.exists(os.path.join(good, "results.csv.tmp"))
+
+        # A rerun with --durable into an --out that holds a recorded game refuses to start, so
+        # the log is kept (it used to be deleted); with --replace-data the point records anew.
+        durable = os.path.join(tmp, "durable")
+        segment = os.path.join(durable, "runs", "p2_t1_areanode-opt_fixed_dm_arena", "data", "log-000001.aslog")
+        os.makedirs(os.path.dirname(segment))
+        with open(segment, "w") as f:
+            f.write("an earlier run's game")
+        point = ["--bin", bin_dir, "--out", durable, "--players", "2", "--threads", "1", "--duration", "2",
+                 "--ramp", "1", "--warmup", "0.5", "--port", "28970", "--durable"]
+        out = run(point)
+        assert out.returncode == 2 and "pass --replace-data to delete it" in out.stderr, (out.returncode, out.stderr)
+        with open(segment) as f:
+            assert f.read() == "an earlier run's game"
+        assert not os.path.exists(os.path.join(durable, "results.csv"))
+        out = run(point + ["--replace-data"])
+        print(out.stdout, out.stderr)
+        assert out.returncode == 0, out.returncode
+        with open(segment, "rb") as f:
+            assert f.read(4) == b"ASLG", "the server's own log segment"
 
         figs = os.path.join(tmp, "figs")
         plot = subprocess.run(["/usr/bin/python3", PLOT, "sweep", os.path.join(good, "results.csv"), "--out", figs],
