@@ -1,23 +1,12 @@
 // ByteBuffer: anonymous mappings advised for huge pages and populated at once (byte_buffer.h).
 #include "recovery/byte_buffer.h"
 
-#include <sys/mman.h>
-
 #include <cerrno>
 #include <cstring>
-#include <cstdint>
 #include <string>
 #include <utility>
 
 namespace recovery {
-
-namespace {
-
-constexpr size_t kHugePage = size_t{2} << 20;
-
-size_t RoundUp(size_t n, size_t unit) { return (n + unit - 1) / unit * unit; }
-
-}  // namespace
 
 ByteBuffer::ByteBuffer(ByteBuffer&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)),
@@ -50,29 +39,13 @@ core::Status ByteBuffer::Allocate(size_t n, const std::string& what) {
     size_ = capacity_ = n;
     return core::Status::OK();
   }
-  // Map one huge page more than needed and cut the ends off, so that the buffer starts on a
-  // 2 MiB boundary: only aligned 2 MiB ranges can be huge pages.
-  const size_t length = RoundUp(n, kHugePage);
-  void* raw = ::mmap(nullptr, length + kHugePage, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (raw == MAP_FAILED) {
+  size_t length = 0;
+  void* mapped = core::MapPopulated(n, &length);
+  if (mapped == nullptr) {
     return core::Status::IoError(what + ": cannot map " + std::to_string(n) +
                                  " bytes: " + std::strerror(errno));
   }
-  char* base = static_cast<char*>(raw);
-  char* aligned = reinterpret_cast<char*>(
-      RoundUp(reinterpret_cast<uintptr_t>(base), kHugePage));
-  if (aligned != base) ::munmap(base, static_cast<size_t>(aligned - base));
-  char* end = aligned + length;
-  const size_t tail = static_cast<size_t>(base + length + kHugePage - end);
-  if (tail != 0) ::munmap(end, tail);
-  // Advice only: refused (no transparent huge pages, an older kernel), the pages fault in as
-  // they are first written, which is slower and the same.
-  (void)::madvise(aligned, length, MADV_HUGEPAGE);
-#ifdef MADV_POPULATE_WRITE
-  (void)::madvise(aligned, length, MADV_POPULATE_WRITE);
-#endif
-  data_ = aligned;
+  data_ = static_cast<char*>(mapped);
   size_ = n;
   capacity_ = mapped_ = length;
   return core::Status::OK();
@@ -82,19 +55,19 @@ void ByteBuffer::Truncate(size_t n) {
   if (n >= size_) return;
   size_ = n;
   if (mapped_ == 0) return;
-  const size_t keep = RoundUp(n, kHugePage);
+  const size_t keep = core::RoundUpTo(n, core::kHugePageBytes);
   if (keep == 0) {
     Release();
     return;
   }
   if (keep < mapped_) {
-    ::munmap(data_ + keep, mapped_ - keep);
+    core::UnmapPopulated(data_ + keep, mapped_ - keep);
     capacity_ = mapped_ = keep;
   }
 }
 
 void ByteBuffer::Release() {
-  if (mapped_ != 0) ::munmap(data_, mapped_);
+  core::UnmapPopulated(data_, mapped_);
   heap_.reset();
   data_ = nullptr;
   size_ = 0;

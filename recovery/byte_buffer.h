@@ -6,9 +6,8 @@
 // log of 512 players that way took 735-750 ms on our 2-core VM, where a page fault is a trip
 // through the hypervisor, against 31-52 ms into a mapping advised for 2 MiB pages and populated
 // by one call (docs/recovery.md, "Reading the log"). A buffer of kMapBytes or more is such a
-// mapping: anonymous, aligned to 2 MiB, with madvise(MADV_HUGEPAGE) and then
-// madvise(MADV_POPULATE_WRITE); either advice may be refused (transparent huge pages off, a
-// kernel before 5.14), which costs only speed. A smaller buffer comes from the heap, unzeroed.
+// mapping (core::MapPopulated, server/core/populated_memory.h). A smaller buffer comes from the
+// heap, unzeroed.
 // Allocate reuses the buffer's memory when it has room, so a scan that reads segment after
 // segment into one buffer maps and populates once.
 //
@@ -20,6 +19,7 @@
 #include <string>
 #include <string_view>
 
+#include "server/core/populated_memory.h"
 #include "server/core/status.h"
 
 namespace recovery {
@@ -27,7 +27,7 @@ namespace recovery {
 class ByteBuffer {
  public:
   // Buffers of this many bytes or more are mappings (see above); smaller ones are heap arrays.
-  static constexpr size_t kMapBytes = size_t{2} << 20;
+  static constexpr size_t kMapBytes = core::kHugePageBytes;
 
   ByteBuffer() = default;
   ~ByteBuffer() { Release(); }

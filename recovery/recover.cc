@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "recovery/backup_format.h"
+#include "recovery/byte_buffer.h"
 #include "server/core/steady_clock.h"
 
 namespace recovery {
@@ -43,13 +44,15 @@ core::Status Recover(const RecoverOptions& options, void* base, const RecordFn& 
   std::sort(candidates.begin(), candidates.end(), [](const Candidate& a, const Candidate& b) {
     return a.header.sequence > b.header.sequence;
   });
-  // Scratch for the candidates (LoadBackup writes every byte before it says OK): not zeroed first.
+  // Scratch for the candidates (LoadBackup writes every byte before it says OK): not zeroed
+  // first, and populated at once (byte_buffer.h), not faulted in a page at a time by the read.
   const size_t image_bytes = options.object_count * options.object_size;
-  const std::unique_ptr<char[]> image = std::make_unique_for_overwrite<char[]>(image_bytes);
+  ByteBuffer image;
+  if (core::Status s = image.Allocate(image_bytes, "recover: the backup image"); !s.ok()) return s;
   for (const Candidate& c : candidates) {
     bf::Header h;
     core::Status s = bf::LoadBackup(options.env, JoinPath(options.dir, bf::BackupFileName(c.index)),
-                                    options.object_count, options.object_size, image.get(), &h);
+                                    options.object_count, options.object_size, image.data(), &h);
     if (s.code() == core::Status::Code::kInvalidArgument) return s;  // wrong geometry: refuse
     if (!s.ok()) {
       report->notes.push_back("skipped " + bf::BackupFileName(c.index) + ": " + s.ToString());
@@ -71,7 +74,7 @@ core::Status Recover(const RecoverOptions& options, void* base, const RecordFn& 
   core::Status s = ScanLog(options.env, options.dir, scan,
                            [&](uint64_t tick, std::string_view payload) -> core::Status {
     if (!loaded) {  // the log is valid: only now touch the caller's memory
-      if (report->from_checkpoint) std::memcpy(base, image.get(), image_bytes);
+      if (report->from_checkpoint) std::memcpy(base, image.data(), image_bytes);
       loaded = true;
     }
     if (tick > options.last_tick) return core::Status::OK();  // neither decoded nor replayed
@@ -79,7 +82,7 @@ core::Status Recover(const RecoverOptions& options, void* base, const RecordFn& 
     ++report->records_replayed;
     return replay(tick, payload);
   }, &log);
-  if (!loaded && s.ok() && report->from_checkpoint) std::memcpy(base, image.get(), image_bytes);
+  if (!loaded && s.ok() && report->from_checkpoint) std::memcpy(base, image.data(), image_bytes);
   if (log.truncated) {
     report->truncated_tail = true;
     report->notes.push_back(std::string(options.repair_tail ? "cut" : "found") + " a torn tail of " +
