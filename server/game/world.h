@@ -45,6 +45,7 @@
 
 #include "maps/map.h"
 #include "server/core/check.h"
+#include "server/core/populated_memory.h"
 #include "server/areanode/areanode_tree.h"
 #include "server/collision/brush_grid.h"
 #include "server/collision/collision_world.h"
@@ -287,7 +288,8 @@ class World {
 
   const collision::CollisionWorld& collision_;
   std::unique_ptr<areanode::AreanodeTree> tree_;
-  std::vector<Object> objects_;  // the persistent state
+  // The persistent state: populated at once, not a page fault per 4 KiB (populated_memory.h).
+  std::vector<Object, core::PopulatedAllocator<Object>> objects_;
   WriteHook write_hook_;
   WriteHook written_hook_;
   bool region_check_ = false;
