@@ -166,7 +166,7 @@ int CapCell(const double d[3]) {
 }
 
 // The unit direction through the middle of cell `cell` (CapCell's inverse at the cell's middle).
-// AddCaps reads them from CapCellDirections.
+// AddCaps computes the kCapCells of them once per process.
 void CapCellDirection(int cell, double d[3]) {
   const int face = cell / (kCapGrid * kCapGrid);
   const int axis = face / 2;
@@ -592,24 +592,28 @@ bool World::LineOfSight(Vec3 a, Vec3 b) const {
       if (!trace.hit() && !trace.start_solid) return true;
       trace = Trace{};
     }
-    // A ray through the brush's inner ball is blocked: InnerBall.
-    double offset[3];
-    if (inner_balls_[id].Blocks(a, b, offset)) {
-      clear = false;
-      return false;
-    }
-    // The cap on the side the ray passes: if its planes let the ray by, all of them do.
+    // Brushes of many faces only (a box or a ramp has neither): a ray through the inner ball is
+    // blocked (InnerBall), and if the planes of the cap on the side the ray passes let it by,
+    // all of them do.
+    const InnerBall& ball = inner_balls_[id];
     const uint32_t caps = cap_first_[id];
-    if (caps != kNoCaps && (offset[0] != 0 || offset[1] != 0 || offset[2] != 0)) {
-      const uint32_t* cell = cap_offsets_.data() + caps + CapCell(offset);
-      static thread_local std::vector<maps::Plane> cap;
-      cap.clear();
-      for (uint32_t k = cell[0]; k < cell[1]; ++k) {
-        cap.push_back(planes_[brush.first_plane + cap_planes_[k]]);
+    if (ball.radius >= 0 || caps != kNoCaps) {
+      double offset[3];
+      if (ball.Blocks(a, b, offset)) {
+        clear = false;
+        return false;
       }
-      ClipSweepToBrush(sweep, cap.data(), static_cast<int>(cap.size()), brush.map_index, &trace);
-      if (!trace.hit() && !trace.start_solid) return true;
-      trace = Trace{};
+      if (caps != kNoCaps && (offset[0] != 0 || offset[1] != 0 || offset[2] != 0)) {
+        const uint32_t* cell = cap_offsets_.data() + caps + CapCell(offset);
+        static thread_local std::vector<maps::Plane> cap;
+        cap.clear();
+        for (uint32_t k = cell[0]; k < cell[1]; ++k) {
+          cap.push_back(planes_[brush.first_plane + cap_planes_[k]]);
+        }
+        ClipSweepToBrush(sweep, cap.data(), static_cast<int>(cap.size()), brush.map_index, &trace);
+        if (!trace.hit() && !trace.start_solid) return true;
+        trace = Trace{};
+      }
     }
     ClipSweepToBrushPushed(sweep, planes_.data() + brush.first_plane,
                            pushed_zero_.data() + brush.first_plane, brush.num_planes,
