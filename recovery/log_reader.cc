@@ -270,13 +270,13 @@ core::Status CheckSegmentFile(Env* env, const std::string& dir, const std::strin
 namespace {
 
 // Pass 1: read, check and (if allowed) repair every segment. Lists the segments that hold ticks
-// > after_tick for pass 2, with their bytes while they fit max_kept_bytes. Each segment is read
-// into *spare's memory, which keeps the bytes of the last one read that pass 2 needs but were not
-// kept (*spare_holds_last: then they are loaded->back()'s).
+// > after_tick for pass 2, with their bytes while they fit max_kept_bytes (else `reread`). Each
+// segment is read into *spare's memory, which is left holding the bytes of the last one read; if
+// that is the one segment due, it keeps them after all: pass 2 need not read it again.
 core::Status ValidateAll(Env* env, const std::string& dir, const LogScanOptions& options,
                          std::vector<LoadedSegment>* loaded, LogScanReport* report,
-                         ByteBuffer* spare, bool* spare_holds_last) {
-  *spare_holds_last = false;
+                         ByteBuffer* spare) {
+  bool spare_holds_last = false;  // *spare holds loaded->back()'s bytes
   uint64_t kept = 0;  // bytes of `loaded` kept for pass 2
   std::vector<std::string> names;
   if (core::Status s = env->ListDir(dir, &names); !s.ok()) return s;
@@ -293,7 +293,7 @@ core::Status ValidateAll(Env* env, const std::string& dir, const LogScanOptions&
     const std::string path = JoinPath(dir, it->second);
     LoadedSegment seg;
     seg.data = std::move(*spare);
-    *spare_holds_last = false;
+    spare_holds_last = false;
     if (core::Status s = ReadSegmentAfter(env, path, options.after_tick, &seg); !s.ok()) return s;
     core::Status gap = ParseSegmentAfter(seg.data.view(), it->second, it->first,
                                          seg.walked_last_tick, RecordChecksums::kVerify, &seg.info,
@@ -344,18 +344,23 @@ core::Status ValidateAll(Env* env, const std::string& dir, const LogScanOptions&
       prev_file = it->second;
       report->last_tick = info.last_tick;
     }
-    const bool due = info.records > 0 && info.last_tick > options.after_tick;
-    if (due && kept + seg.data.size() <= options.max_kept_bytes) {
+    if (info.records == 0 || info.last_tick <= options.after_tick) {  // not due
+      *spare = std::move(seg.data);
+      continue;
+    }
+    if (kept + seg.data.size() <= options.max_kept_bytes) {
       kept += seg.data.size();
     } else {
       *spare = std::move(seg.data);  // the bytes stay until the next read overwrites them
-      *spare_holds_last = due;
+      spare_holds_last = true;
       seg.reread = true;
     }
-    if (due) {
-      seg.path = path;
-      loaded->push_back(std::move(seg));
-    }
+    seg.path = path;
+    loaded->push_back(std::move(seg));
+  }
+  if (loaded->size() == 1 && spare_holds_last) {
+    (*loaded)[0].data = std::move(*spare);
+    (*loaded)[0].reread = false;
   }
   return core::Status::OK();
 }
@@ -374,16 +379,7 @@ core::Status ScanLog(Env* env, const std::string& dir, const LogScanOptions& opt
   *report = LogScanReport{};
   std::vector<LoadedSegment> loaded;
   ByteBuffer spare;
-  bool spare_holds_last = false;
-  if (core::Status s = ValidateAll(env, dir, options, &loaded, report, &spare, &spare_holds_last);
-      !s.ok()) {
-    return s;
-  }
-  // The one segment due, not kept, is still in the spare: delivered from there, not read again.
-  if (loaded.size() == 1 && spare_holds_last) {
-    loaded[0].data = std::move(spare);
-    loaded[0].reread = false;
-  }
+  if (core::Status s = ValidateAll(env, dir, options, &loaded, report, &spare); !s.ok()) return s;
   // Pass 2: deliver ticks after_tick+1, after_tick+2, ... (pass 1 proved there is no gap, and
   // checksummed these very bytes, so they are not checksummed again). A segment whose bytes were
   // not kept is read and checksummed again, and must hold what pass 1 found: the same records,
