@@ -12,7 +12,6 @@ ByteBuffer::ByteBuffer(ByteBuffer&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)),
       size_(std::exchange(other.size_, 0)),
       capacity_(std::exchange(other.capacity_, 0)),
-      mapped_(std::exchange(other.mapped_, 0)),
       heap_(std::move(other.heap_)) {}
 
 ByteBuffer& ByteBuffer::operator=(ByteBuffer&& other) noexcept {
@@ -21,7 +20,6 @@ ByteBuffer& ByteBuffer::operator=(ByteBuffer&& other) noexcept {
     data_ = std::exchange(other.data_, nullptr);
     size_ = std::exchange(other.size_, 0);
     capacity_ = std::exchange(other.capacity_, 0);
-    mapped_ = std::exchange(other.mapped_, 0);
     heap_ = std::move(other.heap_);
   }
   return *this;
@@ -40,39 +38,38 @@ core::Status ByteBuffer::Allocate(size_t n, const std::string& what) {
     return core::Status::OK();
   }
   size_t length = 0;
-  void* mapped = core::MapPopulated(n, &length);
-  if (mapped == nullptr) {
+  void* memory = core::MapPopulated(n, &length);
+  if (memory == nullptr) {
     return core::Status::IoError(what + ": cannot map " + std::to_string(n) +
                                  " bytes: " + std::strerror(errno));
   }
-  data_ = static_cast<char*>(mapped);
+  data_ = static_cast<char*>(memory);
   size_ = n;
-  capacity_ = mapped_ = length;
+  capacity_ = length;
   return core::Status::OK();
 }
 
 void ByteBuffer::Truncate(size_t n) {
   if (n >= size_) return;
   size_ = n;
-  if (mapped_ == 0) return;
+  if (!mapped()) return;
   const size_t keep = core::RoundUpTo(n, core::kHugePageBytes);
   if (keep == 0) {
     Release();
     return;
   }
-  if (keep < mapped_) {
-    core::UnmapPopulated(data_ + keep, mapped_ - keep);
-    capacity_ = mapped_ = keep;
+  if (keep < capacity_) {
+    core::UnmapPopulated(data_ + keep, capacity_ - keep);
+    capacity_ = keep;
   }
 }
 
 void ByteBuffer::Release() {
-  core::UnmapPopulated(data_, mapped_);
+  if (mapped()) core::UnmapPopulated(data_, capacity_);
   heap_.reset();
   data_ = nullptr;
   size_ = 0;
   capacity_ = 0;
-  mapped_ = 0;
 }
 
 }  // namespace recovery

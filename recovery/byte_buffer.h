@@ -57,10 +57,12 @@ class ByteBuffer {
   std::string_view view() const { return {data_, size_}; }
 
  private:
+  // Whether data_ is a mapping of capacity_ bytes (else the heap array, or nothing).
+  bool mapped() const { return heap_ == nullptr && capacity_ != 0; }
+
   char* data_ = nullptr;
   size_t size_ = 0;
   size_t capacity_ = 0;              // bytes of memory at data_: mapped, or the heap array's
-  size_t mapped_ = 0;                // bytes mapped at data_ (0: heap or empty)
   std::unique_ptr<char[]> heap_;     // the storage of a small buffer
 };
 
