@@ -43,7 +43,8 @@ TEST_CASE("MapPopulated maps whole 2 MiB pages, aligned and zeroed", "[memory]")
   }
 }
 
-TEST_CASE("PopulatedAllocator maps large vectors and leaves small ones on the heap", "[memory]") {
+TEST_CASE("PopulatedAllocator maps large vectors, which copy, grow and give their memory back",
+          "[memory]") {
   constexpr size_t kLarge = 3 * kHugePageBytes / sizeof(Block) + 5;
   std::vector<Block, PopulatedAllocator<Block>> v(kLarge);
   CHECK(Aligned(v.data()));
@@ -60,14 +61,13 @@ TEST_CASE("PopulatedAllocator maps large vectors and leaves small ones on the he
   v.resize(2 * kLarge);  // grows into a new mapping, keeping the values
   CHECK(Aligned(v.data()));
   CHECK(v[kLarge - 1].words[(kLarge - 1) % 32] == kLarge);
-  v.assign(10, Block{});  // small again: the existing mapping is kept (a vector never shrinks)
-  CHECK(v.size() == 10);
-
-  std::vector<Block, PopulatedAllocator<Block>> small(10);  // below 2 MiB: the heap
-  small[9].words[0] = 7;
-  CHECK(small[9].words[0] == 7);
   std::vector<Block, PopulatedAllocator<Block>>().swap(v);  // gives the mapping back
   CHECK(v.capacity() == 0);
+  // Below 2 MiB the allocator hands over to std::allocator both ways; a mismatched pair (a heap
+  // block unmapped, or a mapping deleted) is what ASan and valgrind report here.
+  std::vector<Block, PopulatedAllocator<Block>> small(10);
+  small.resize(kLarge);  // and from the heap into a mapping
+  CHECK(Aligned(small.data()));
 }
 
 }  // namespace core
