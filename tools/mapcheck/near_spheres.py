@@ -9,15 +9,17 @@ Usage: near_spheres.py FACES NX NY OUT.map
   e.g. near_spheres.py 256 5 4 /tmp/s20.map   (20 spheres; 256 50 40 gives 2,000)
 """
 import math
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "mapgen"))
+from brushes import BoxBrush  # noqa: E402  (the map generator's box brush: faces and winding)
 
 
 def box(lo, hi):
-    (x0, y0, z0), (x1, y1, z1) = lo, hi
-    faces = [((x0, y0, z0), (x0, y1, z0), (x0, y0, z1)), ((x1, y0, z0), (x1, y0, z1), (x1, y1, z0)),
-             ((x0, y0, z0), (x0, y0, z1), (x1, y0, z0)), ((x0, y1, z0), (x1, y1, z0), (x0, y1, z1)),
-             ((x0, y0, z0), (x1, y0, z0), (x0, y1, z0)), ((x0, y0, z1), (x0, y1, z1), (x1, y0, z1))]
-    lines = ["( %g %g %g ) ( %g %g %g ) ( %g %g %g ) t 0 0 0 1 1" % (a + b + c) for a, b, c in faces]
+    brush = BoxBrush(lo + hi, "t", "t")
+    lines = ["( %g %g %g ) ( %g %g %g ) ( %g %g %g ) t 0 0 0 1 1" % (a + b + c)
+             for a, b, c in (f.points for f in brush.faces)]
     return "{\n" + "\n".join(lines) + "\n}\n"
 
 
