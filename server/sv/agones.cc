@@ -138,9 +138,9 @@ core::Status AgonesSdk::Post(const std::string& path, int timeout_ms, bool aband
   const int connect_ms = std::min(timeout_ms, 1000);
   BoundedClient client(options_.host, options_.port, deadline, timeout_ms);
   client.set_connection_timeout(connect_ms / 1000, (connect_ms % 1000) * 1000);
-  // Not dead although process_socket is ours: the library sets them on the socket it connects as
-  // SO_RCVTIMEO and SO_SNDTIMEO (seen with `strace -e setsockopt` on ops_agones_sdk_test), so no
-  // single blocking recv or send outlasts the call's timeout either.
+  // These take effect although process_socket is ours: the library sets them on the socket it
+  // connects as SO_RCVTIMEO and SO_SNDTIMEO (seen with `strace -e setsockopt` on
+  // ops_agones_sdk_test), so no single blocking recv or send outlasts the call's timeout either.
   client.set_read_timeout(timeout_ms / 1000, (timeout_ms % 1000) * 1000);
   client.set_write_timeout(timeout_ms / 1000, (timeout_ms % 1000) * 1000);
   // The gateway maps each SDK call to POST with an empty JSON message as the body. The request is
