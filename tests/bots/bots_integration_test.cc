@@ -22,10 +22,12 @@
 #include <vector>
 
 #include "tests/support/mini_json.h"
+#include "tests/support/poll.h"
 #include "tests/support/scratch_dir.h"
 #include "tests/support/server_ports.h"
 #include "tests/support/subprocess.h"
 
+using testing_util::PollUntil;
 using testing_util::ReadFile;
 using testing_util::ScratchPath;
 using testing_util::Subprocess;
@@ -103,15 +105,8 @@ BotsRun RunBots(uint16_t port, const std::string& tag, std::vector<std::string> 
   return r;
 }
 
-// Calls `done` every `period_ms` until it returns true (true), or `timeout_s` passes (false).
-bool PollUntil(double timeout_s, const std::function<bool()>& done, int period_ms = 50) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(period_ms));
-  }
-  return false;
-}
+// A deadline in seconds, as these tests give them, in the milliseconds PollUntil takes.
+int ToMs(double timeout_s) { return static_cast<int>(timeout_s * 1000); }
 
 // The rows of the bots' --series CSV (a row per second: t_s,connected,requests_per_s,
 // replies_per_s,...,reconnects) for which `match` holds; `match` gets the row's 9 numbers.
@@ -140,19 +135,20 @@ int SeriesRowsMatching(const std::string& csv_path, int bots, double reconnects)
 // Polls until a row shows a second in which all `bots` were connected and sent commands and
 // none was answered (true), or the deadline passes (false).
 bool WaitForUnansweredSecond(const std::string& csv_path, int bots, double timeout_s) {
-  return PollUntil(timeout_s, [&] {
+  return PollUntil([&] {
     return CountSeriesRows(csv_path, [&](const double* f) { return f[1] == bots && f[2] > 0 && f[3] == 0; }) > 0;
-  });
+  }, ToMs(timeout_s));
 }
 
 // Polls until the file holds `text` (true), or the deadline passes (false).
 bool WaitForText(const std::string& path, const std::string& text, double timeout_s) {
-  return PollUntil(timeout_s, [&] { return ReadFile(path).find(text) != std::string::npos; }, 20);
+  return PollUntil([&] { return ReadFile(path).find(text) != std::string::npos; }, ToMs(timeout_s));
 }
 
 bool WaitForSeriesRows(const std::string& csv_path, int bots, double reconnects, int rows_needed,
                        double timeout_s) {
-  return PollUntil(timeout_s, [&] { return SeriesRowsMatching(csv_path, bots, reconnects) >= rows_needed; });
+  return PollUntil([&] { return SeriesRowsMatching(csv_path, bots, reconnects) >= rows_needed; },
+                   ToMs(timeout_s));
 }
 
 // `seconds` rows with every bot playing and answered. Two such rows mean a whole second in which
@@ -178,13 +174,13 @@ double ServerFigure(const std::string& stats, const std::string& key) {
 // one counting more replies than it. False at the deadline.
 bool WaitUntilServerReplies(const std::string& stats, double resumed_uptime_s, double timeout_s) {
   double baseline = -1;
-  return PollUntil(timeout_s, [&] {
+  return PollUntil([&] {
     if (baseline < 0) {
       if (ServerFigure(stats, "uptime_s") >= resumed_uptime_s) baseline = ServerFigure(stats, "replies");
       return false;
     }
     return ServerFigure(stats, "replies") > baseline;
-  }, 20);
+  }, ToMs(timeout_s));
 }
 
 void Pause(Subprocess& p, int pause_ms) {
@@ -361,11 +357,11 @@ TEST_CASE("bots with --verify stay clean across a kill -9 while players migrate 
   // Kill it once players have migrated (the stats file counts them), so the log holds ticks
   // whose commands ran on a thread other than their port's.
   double migrations = 0;
-  PollUntil(60, [&] {
+  PollUntil([&] {
     const std::string text = ReadFile(stats);
     if (!text.empty()) migrations = JsonNumber(text, "migrations", "assignment");
     return migrations >= 3;
-  });
+  }, ToMs(60));
   REQUIRE(migrations >= 3);
   server.process->Kill(SIGKILL);
   server = StartServer(server.port, "locality2", locality);
