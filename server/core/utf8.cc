@@ -30,18 +30,27 @@ size_t SequenceAt(std::string_view s, size_t i) {
 }  // namespace
 
 std::string ValidUtf8(std::string_view s) {
+  // Valid text is copied in runs, and ASCII is checked eight bytes at a time: a label or JSON
+  // string can be megabytes (a map's file name is any bytes the operator gave), and under
+  // ThreadSanitizer a byte at a time cost about a second for 4 MB.
   std::string out;
   out.reserve(s.size());
+  size_t run = 0;  // where the valid run not yet copied begins
   for (size_t i = 0; i < s.size();) {
-    const size_t n = SequenceAt(s, i);
-    if (n == 0) {
-      out += "\xEF\xBF\xBD";  // U+FFFD
-      ++i;
-    } else {
-      out.append(s, i, n);
-      i += n;
+    if (i + 8 <= s.size() && !HasByteAbove7F(Word8At(s.data() + i))) {  // eight ASCII bytes
+      i += 8;
+      continue;
     }
+    const size_t n = SequenceAt(s, i);
+    if (n != 0) {
+      i += n;
+      continue;
+    }
+    out.append(s.substr(run, i - run));
+    out += "\xEF\xBF\xBD";  // U+FFFD
+    run = ++i;
   }
+  out.append(s.substr(run));
   return out;
 }
 

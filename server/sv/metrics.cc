@@ -182,12 +182,25 @@ class Writer {
 std::string LabelValue(std::string_view raw) {
   const std::string v = core::ValidUtf8(raw);
   std::string out;
-  for (char c : v) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+  out.reserve(v.size());
+  size_t run = 0;  // copied in runs between the bytes escaped (see core::ValidUtf8)
+  for (size_t i = 0; i < v.size();) {
+    if (i + 8 <= v.size()) {  // eight bytes at a time while none of them is escaped
+      const uint64_t w = core::Word8At(v.data() + i);
+      if (!core::WordHasByte(w, '\\') && !core::WordHasByte(w, '"') &&
+          !core::WordHasByte(w, '\n')) {
+        i += 8;
+        continue;
+      }
+    }
+    const char c = v[i++];
+    if (c != '\\' && c != '"' && c != '\n') continue;
+    out.append(v, run, i - 1 - run);
+    out += '\\';
+    out += c == '\n' ? 'n' : c;
+    run = i;
   }
+  out.append(v, run);
   return out;
 }
 

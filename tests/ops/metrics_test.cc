@@ -110,6 +110,19 @@ TEST_CASE("the rendering is valid exposition text with counters, gauges and a hi
   CHECK(sv::RenderPrometheus(s).find("map=\"maps/caf\xEF\xBF\xBD.map\"") != std::string::npos);
   s.report.info.map = "maps/a \"quoted\" map.map";
 
+  // Label values are escaped eight bytes at a time where nothing needs it: a backslash, quote,
+  // newline or bad byte at every offset of a word, and across two words, is still escaped.
+  for (size_t at = 0; at < 24; ++at) {
+    const std::string before(at, 'a'), after(23 - at, 'z');
+    for (const auto& [raw, escaped] : std::vector<std::pair<std::string, std::string>>{
+             {"\\", "\\\\"}, {"\"", "\\\""}, {"\n", "\\n"}, {"\xff", "\xEF\xBF\xBD"}}) {
+      s.report.info.map = before + raw + after;
+      CHECK(sv::RenderPrometheus(s).find("map=\"" + before + escaped + after + "\"") !=
+            std::string::npos);
+    }
+  }
+  s.report.info.map = "maps/a \"quoted\" map.map";
+
   s.report.durability.enabled = true;
   s.report.durability.stats.log.syncs = 4;
   s.report.durability.stats.log.sync_ns = 2'500'000'000;
