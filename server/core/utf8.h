@@ -9,7 +9,8 @@
 
 namespace core {
 
-// Scanning long text eight bytes at a time (ValidUtf8, the metrics' label escaping).
+// For scanning long text eight bytes at a time (ValidUtf8, the metrics' label escaping).
+
 // The eight bytes at `p`, at any alignment.
 inline uint64_t Word8At(const char* p) {
   uint64_t w;

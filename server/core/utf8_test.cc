@@ -42,7 +42,8 @@ TEST_CASE("the word-at-a-time tests see each of the eight bytes") {
     CHECK_FALSE(core::WordHasByte(core::Word8At(bytes), '\\'));
     bytes[at] = static_cast<char>(0x80);
     CHECK(core::HasByteAbove7F(core::Word8At(bytes)));
-    // 0x80 and 0xFF beside the byte sought never make a false match (the subtraction's borrow).
+    // A byte whose XOR with the one sought has its high bit set (0xFF ^ '\n') is no match: the
+    // test's `& ~x` is what rules it out.
     bytes[at] = static_cast<char>(0xFF);
     CHECK_FALSE(core::WordHasByte(core::Word8At(bytes), '\n'));
   }
